@@ -1,0 +1,285 @@
+"""Parsers for the raw files a cell ships back (see results/README.md).
+
+Every parser takes a path (or text) and returns plain dicts/lists; none of
+them needs the kernels or QEMU.
+"""
+import bisect
+import json
+import re
+
+
+def _read(path_or_text, is_text=False):
+    if is_text:
+        return path_or_text
+    with open(path_or_text, encoding="utf-8", errors="replace") as f:
+        return f.read()
+
+
+# --------------------------------------------------------------- cyclictest
+def parse_cyclictest_json(path):
+    """rt-tests 2.4 --json output.
+
+    Returns {"version", "cmdline", "threads": {tid: {"hist": {us: n},
+    "cycles", "min", "max", "avg", "cpu"}}}.  rt-tests 2.4 writes the keys
+    "cmdline:" and "rt_test_version:" with a trailing colon; both spellings
+    are accepted.
+    """
+    with open(path, encoding="utf-8") as f:
+        d = json.load(f)
+    threads = {}
+    for tid, t in (d.get("thread") or {}).items():
+        hist = {int(k): int(v) for k, v in (t.get("histogram") or {}).items()}
+        threads[int(tid)] = {
+            "hist": hist,
+            "cycles": int(t.get("cycles", sum(hist.values()))),
+            "min": t.get("min"),
+            "max": t.get("max"),
+            "avg": t.get("avg"),
+            "cpu": t.get("cpu"),
+        }
+    return {
+        "version": d.get("rt_test_version:", d.get("rt_test_version")),
+        "cmdline": d.get("cmdline:", d.get("cmdline")),
+        "return_code": d.get("return_code"),
+        "release": (d.get("sysinfo") or {}).get("release"),
+        "threads": threads,
+    }
+
+
+def parse_cyclictest_hist(path):
+    """cyclictest --histfile output: one row per µs bucket, one column per
+    thread, then '# Total:', '# Min/Avg/Max Latencies:', '# Histogram
+    Overflows:' and per-thread overflow cycle numbers.
+
+    Returns {"threads": [ {"hist": {us: n}, "total", "min", "avg", "max",
+    "overflows"} ], "buckets": N}.  Overflowed samples (latency >= the
+    histogram limit) are not in "hist"; "max" still covers them.
+    """
+    text = _read(path)
+    cols = None
+    summary = {}
+    nb = 0
+    for line in text.splitlines():
+        line = line.strip()
+        if not line:
+            continue
+        if line.startswith("#"):
+            m = re.match(r"#\s*([A-Za-z ]+):\s*(.*)$", line)
+            if m:
+                key = m.group(1).strip()
+                vals = m.group(2).split()
+                if key in ("Total", "Min Latencies", "Avg Latencies",
+                           "Max Latencies", "Histogram Overflows"):
+                    summary[key] = [int(v) for v in vals]
+            continue
+        parts = line.split()
+        b = int(parts[0])
+        counts = [int(v) for v in parts[1:]]
+        if cols is None:
+            cols = [dict() for _ in counts]
+        for i, c in enumerate(counts):
+            if c:
+                cols[i][b] = cols[i].get(b, 0) + c
+        nb += 1
+    cols = cols or []
+    threads = []
+    for i, h in enumerate(cols):
+        def g(k, default=None):
+            v = summary.get(k)
+            return v[i] if v and i < len(v) else default
+        threads.append({"hist": h, "total": g("Total", sum(h.values())),
+                        "min": g("Min Latencies"), "avg": g("Avg Latencies"),
+                        "max": g("Max Latencies"),
+                        "overflows": g("Histogram Overflows", 0)})
+    return {"threads": threads, "buckets": nb}
+
+
+# ------------------------------------------------------------ hist triggers
+_HIST_LINE = re.compile(r"^\{(?P<keys>[^}]*)\}\s*hitcount:\s*(?P<n>\d+)(?P<rest>.*)$")
+
+
+def _keyval(s):
+    out = {}
+    for part in s.split(","):
+        if ":" not in part:
+            continue
+        k, v = part.split(":", 1)
+        k = k.strip()
+        v = v.strip()
+        # values may be "123", "-123", "0xffff..." or "sym+0x1/0x2 [mod]"
+        try:
+            out[k] = int(v, 0)
+        except ValueError:
+            m = re.match(r"^(-?\d+)", v)
+            out[k] = int(m.group(1)) if m and k == "lat" else v
+    return out
+
+
+def parse_hist_trigger(path_or_text, is_text=False):
+    """Output of events/.../hist.  Returns {"entries": [{"lat", "caller_offs",
+    "parent_offs", ..., "hitcount"}], "hits", "entries_n", "dropped"}."""
+    text = _read(path_or_text, is_text)
+    entries = []
+    tot = {}
+    for line in text.splitlines():
+        s = line.strip()
+        m = _HIST_LINE.match(s)
+        if m:
+            e = _keyval(m.group("keys"))
+            e["hitcount"] = int(m.group("n"))
+            for k, v in re.findall(r"(\w+):\s*(-?\d+)", m.group("rest")):
+                e[k] = int(v)
+            entries.append(e)
+            continue
+        m = re.match(r"^(Hits|Entries|Dropped):\s*(\d+)", s)
+        if m:
+            tot[m.group(1).lower()] = int(m.group(2))
+    return {"entries": entries, "hits": tot.get("hits"),
+            "entries_n": tot.get("entries"), "dropped": tot.get("dropped", 0)}
+
+
+# ------------------------------------------------------------ latency tracer
+def parse_tracer_snapshot(path_or_text, is_text=False):
+    """preemptoff/irqsoff/preemptirqsoff `trace` snapshot."""
+    text = _read(path_or_text, is_text)
+    out = {"tracer": None, "latency_us": None, "cpu": None,
+           "started_at": None, "ended_at": None, "stack": []}
+    in_stack = False
+    for line in text.splitlines():
+        m = re.match(r"#\s*(\w+) latency trace v", line)
+        if m:
+            out["tracer"] = m.group(1)
+        m = re.match(r"#\s*latency:\s*(\d+)\s*us.*CPU#(\d+)", line)
+        if m:
+            out["latency_us"] = int(m.group(1))
+            out["cpu"] = int(m.group(2))
+        m = re.match(r"#\s*=>\s*started at:\s*(\S+)", line)
+        if m:
+            out["started_at"] = m.group(1)
+        m = re.match(r"#\s*=>\s*ended at:\s*(\S+)", line)
+        if m:
+            out["ended_at"] = m.group(1)
+        if "<stack trace>" in line:
+            in_stack = True
+            continue
+        if in_stack:
+            m = re.match(r"^\s*=>\s*(\S+)", line)
+            if m:
+                out["stack"].append(m.group(1))
+            elif line.strip() and not line.startswith(" "):
+                in_stack = False
+    return out
+
+
+def parse_tracer_max(path):
+    try:
+        return int(_read(path).strip().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+# ------------------------------------------------------------------ workload
+def _num(v):
+    for conv in (int, float):
+        try:
+            return conv(v)
+        except ValueError:
+            pass
+    return v
+
+
+def parse_workload(path_or_text, is_text=False):
+    """workload driver key=value lines.  One record per `workload=` line (or
+    per line when several records are on one line).  Numbers are converted."""
+    text = _read(path_or_text, is_text)
+    recs = []
+    for line in text.splitlines():
+        pairs = re.findall(r"(\w+)=(\S+)", line)
+        if not pairs:
+            continue
+        d = {k: _num(v) for k, v in pairs}
+        if "workload" in d or not recs:
+            recs.append(d)
+        else:
+            recs[-1].update(d)
+    return recs
+
+
+def workload_throughput(recs):
+    """Sum ops_per_s over records (or ops/duration_s)."""
+    total = 0.0
+    seen = False
+    for r in recs:
+        if isinstance(r.get("ops_per_s"), (int, float)):
+            total += r["ops_per_s"]
+            seen = True
+        elif isinstance(r.get("ops"), (int, float)) and r.get("duration_s"):
+            total += r["ops"] / float(r["duration_s"])
+            seen = True
+    return total if seen else None
+
+
+# ----------------------------------------------------------------- stress-ng
+def parse_stressng_yaml(path_or_text, is_text=False):
+    """Only the `metrics:` section of stress-ng --yaml output: a list of
+    mappings ('- stressor: x' then indented 'key: value')."""
+    text = _read(path_or_text, is_text)
+    out = []
+    in_metrics = False
+    cur = None
+    for line in text.splitlines():
+        if re.match(r"^metrics:\s*$", line):
+            in_metrics = True
+            continue
+        if in_metrics and re.match(r"^\S", line):
+            in_metrics = False
+        if not in_metrics:
+            continue
+        m = re.match(r"^\s*-\s*(\w[\w-]*):\s*(.*)$", line)
+        if m:
+            cur = {m.group(1): _num(m.group(2).strip())}
+            out.append(cur)
+            continue
+        m = re.match(r"^\s+(\w[\w-]*):\s*(.*)$", line)
+        if m and cur is not None:
+            cur[m.group(1)] = _num(m.group(2).strip())
+    return out
+
+
+# ---------------------------------------------------------------- System.map
+class SymbolMap:
+    """System.map text symbols; resolve _stext-relative offsets."""
+
+    def __init__(self, path_or_text, is_text=False):
+        text = _read(path_or_text, is_text)
+        syms = []
+        for line in text.splitlines():
+            p = line.split()
+            if len(p) < 3 or p[1] not in "tTwW":
+                if len(p) >= 3 and p[2] == "_stext":
+                    pass
+                else:
+                    continue
+            syms.append((int(p[0], 16), p[2]))
+        syms.sort()
+        self.addrs = [a for a, _ in syms]
+        self.names = [n for _, n in syms]
+        self.stext = dict((n, a) for a, n in syms).get("_stext")
+        if self.stext is None:
+            raise ValueError("System.map has no _stext symbol")
+
+    def resolve_addr(self, addr):
+        i = bisect.bisect_right(self.addrs, addr) - 1
+        if i < 0:
+            return None, None
+        return self.names[i], addr - self.addrs[i]
+
+    def resolve_offs(self, offs):
+        """offs is signed, relative to _stext -> (symbol, offset) or (None,None)."""
+        if not isinstance(offs, int):
+            return None, None
+        return self.resolve_addr(self.stext + offs)
+
+    def name(self, offs):
+        s, o = self.resolve_offs(offs)
+        return s if s else "?"
