@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef MMLAT_COMMON_H
+#define MMLAT_COMMON_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct mm_opts {
+	double duration;	/* seconds */
+	size_t size_mib;
+	int nr;			/* threads or processes */
+	const char *dir;
+};
+
+extern volatile sig_atomic_t mm_stop;
+
+void mm_parse(int argc, char **argv, struct mm_opts *o, const char *extra);
+void mm_setup(const struct mm_opts *o);
+double mm_now(void);
+void mm_die(const char *what) __attribute__((noreturn));
+void *mm_map_anon(size_t len);
+void mm_touch(char *p, size_t len);
+void mm_report(const char *name, double secs, uint64_t ops, uint64_t bytes);
+
+#endif

@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fork driver: a parent with a large anonymous, private file and shared file
+ * RSS forks repeatedly; the children exit at once, so the cost is copying
+ * and tearing down the page tables of a populated mm.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include "common.h"
+
+static char *map_file(const char *dir, size_t len, int flags)
+{
+	char *path;
+	void *p;
+	int fd;
+
+	if (asprintf(&path, "%s/mmlat-fork.XXXXXX", dir) < 0)
+		mm_die("asprintf");
+	fd = mkstemp(path);
+	if (fd < 0)
+		mm_die(path);
+	unlink(path);
+	free(path);
+	if (ftruncate(fd, len))
+		mm_die("ftruncate");
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, flags, fd, 0);
+	if (p == MAP_FAILED)
+		mm_die("mmap file");
+	close(fd);
+	return p;
+}
+
+int main(int argc, char **argv)
+{
+	struct mm_opts o = { 0 };
+	uint64_t ops = 0;
+	size_t len;
+	double t0;
+	int st;
+
+	mm_parse(argc, argv, &o, "f:");
+	len = o.size_mib << 20;
+	/* Half anonymous, a quarter each private and shared file pages. */
+	mm_touch(mm_map_anon(len / 2), len / 2);
+	mm_touch(map_file(o.dir, len / 4, MAP_PRIVATE), len / 4);
+	mm_touch(map_file(o.dir, len / 4, MAP_SHARED), len / 4);
+	mm_setup(&o);
+	t0 = mm_now();
+	while (!mm_stop) {
+		pid_t pid = fork();
+
+		if (pid < 0)
+			mm_die("fork");
+		if (!pid)
+			_exit(0);
+		while (waitpid(pid, &st, 0) < 0)
+			;
+		ops++;
+	}
+	mm_report("fork", mm_now() - t0, ops, ops * len);
+	printf("region_mib=%zu\n", o.size_mib);
+	return 0;
+}
