@@ -1,0 +1,178 @@
+#!/bin/sh
+# mmlat guest runner: /init of the initramfs. Reads its job from the kernel
+# command line (mmlat.KEY=VALUE), measures, writes the results as a tar to
+# the raw virtio disk /dev/vda, and reboots (QEMU runs with -no-reboot, so
+# that ends the VM).
+#
+# Job keys: workload (munmap|exit|truncate|fork|mixed|sng-<recipe>|idle|probe),
+# duration (s), trace (full|max|none), calib (e.g. "preempt:200,irq:1000").
+set -eu
+
+export PATH=/bin:/sbin:/usr/bin:/usr/sbin
+T=/sys/kernel/tracing
+OUT=/out
+
+say() { echo "mmlat-runner: $*" > /dev/console; }
+
+# Any error from here on is reported on the console and still ends the VM,
+# so the host sees a cause instead of a timeout.
+fail() {
+	say "FAIL: $*"
+	[ -d "$OUT" ] && echo "failed: $*" > "$OUT/status" && ship
+	reboot -f
+}
+trap 'fail "runner exited early (line $LINENO)"' EXIT
+
+mount_all() {
+	mount -t proc proc /proc
+	mount -t sysfs sys /sys
+	mount -t devtmpfs dev /dev
+	mkdir -p /dev/shm /tmp
+	mount -t tmpfs -o mode=1777 shm /dev/shm
+	mount -t tmpfs tmp /tmp
+	mount -t tracefs tracefs $T
+}
+
+read_job() {
+	workload=idle duration=10 trace=full calib= seed=1
+	for arg in $(cat /proc/cmdline); do
+		case $arg in
+		mmlat.*=*)
+			key=${arg#mmlat.}
+			key=${key%%=*}
+			case $key in
+			workload|duration|trace|calib|seed) eval "$key=\${arg#*=}" ;;
+			*) fail "unknown job key '$key' on the kernel command line" ;;
+			esac
+			;;
+		esac
+	done
+	ncpu=$(grep -c ^processor /proc/cpuinfo)
+}
+
+ship() {
+	sync
+	tar -cf /dev/vda -C "$OUT" . || say "FAIL: could not write results to /dev/vda"
+	sync
+}
+
+# Windows: every preempt-off and irq-off section as a synthetic event, with
+# its length and the offsets (from _stext) of the code that disabled
+# preemption or irqs and of its caller; a hist trigger counts them by all
+# three. The host resolves the offsets against the variant's System.map.
+setup_window_hist() {
+	kind=$1 dis=$2 ena=$3
+	echo "mmlat_${kind} u64 lat; s32 caller; s32 parent" >> $T/synthetic_events
+	echo "hist:keys=common_cpu:ts0=common_timestamp.usecs:c0=caller_offs:p0=parent_offs" \
+		> $T/events/preemptirq/$dis/trigger
+	echo "hist:keys=common_cpu:lat=common_timestamp.usecs-\$ts0:c=\$c0:p=\$p0:onmatch(preemptirq.$dis).trace(mmlat_${kind},\$lat,\$c,\$p)" \
+		> $T/events/preemptirq/$ena/trigger
+	echo "hist:keys=lat,caller,parent:sort=lat:size=32768" \
+		> $T/events/synthetic/mmlat_${kind}/trigger
+}
+
+setup_tracing() {
+	echo 0 > $T/tracing_on
+	[ "$trace" = none ] && return 0
+	if [ "$trace" = full ]; then
+		setup_window_hist preemptoff preempt_disable preempt_enable
+		setup_window_hist irqsoff irq_disable irq_enable
+	fi
+	# The max-latency tracer keeps the longest preempt-off window and its
+	# stack. Function tracing inside it would inflate every window.
+	echo 0 > $T/options/function-trace
+	echo preemptoff > $T/current_tracer
+	echo 0 > $T/tracing_max_latency
+	echo 1 > $T/tracing_on
+}
+
+collect_tracing() {
+	echo 0 > $T/tracing_on
+	[ "$trace" = none ] && return 0
+	mkdir -p $OUT/tracer $OUT/windows
+	cat $T/trace > $OUT/tracer/preemptoff.trace
+	cat $T/tracing_max_latency > $OUT/tracer/preemptoff.max
+	if [ "$trace" = full ]; then
+		cat $T/events/synthetic/mmlat_preemptoff/hist > $OUT/windows/preemptoff.hist
+		cat $T/events/synthetic/mmlat_irqsoff/hist > $OUT/windows/irqsoff.hist
+	fi
+	echo nop > $T/current_tracer
+}
+
+# stress-ng recipes: standard mm load to set beside our own drivers.
+stress_ng_args() {
+	case $1 in
+	mm) echo "--mmap $ncpu --mmap-bytes 32M --munmap $ncpu --brk 1 --mremap 1 --madvise 1" ;;
+	fork) echo "--fork $ncpu --vm 1 --vm-bytes 32M" ;;
+	vm) echo "--vm $ncpu --vm-bytes 64M --vm-method all" ;;
+	*) fail "unknown stress-ng recipe '$1'" ;;
+	esac
+}
+
+start_workload() {
+	workload_pid=
+	case $workload in
+	idle) ;;
+	munmap|exit|truncate|fork|mixed)
+		/bin/mmlat-$workload -d "$duration" > $OUT/workload.txt 2> $OUT/workload.err &
+		workload_pid=$!
+		;;
+	sng-*)
+		# shellcheck disable=SC2046
+		stress-ng $(stress_ng_args "${workload#sng-}") -t "${duration}s" \
+			--seed "$seed" --metrics-brief --yaml $OUT/stress-ng.yaml \
+			> $OUT/workload.err 2>&1 &
+		workload_pid=$!
+		;;
+	*) fail "unknown workload '$workload'" ;;
+	esac
+}
+
+# Calibration: inject windows of known length through the guest module, so
+# the host can check that tracer, attribution and cyclictest see them.
+inject_calibration() {
+	[ -n "$calib" ] || return 0
+	insmod /lib/mmlat/mmlat_calib.ko || fail "cannot load the calibration module"
+	sleep 1
+	for w in $(echo "$calib" | tr ',' ' '); do
+		echo "${w%%:*} ${w#*:}" > /proc/mmlat_calib
+		cat /proc/mmlat_calib >> $OUT/calib.txt
+		sleep 1
+	done
+}
+
+main() {
+	mount_all
+	read_job
+	say "start uptime=$(cut -d' ' -f1 /proc/uptime) workload=$workload duration=$duration"
+	mkdir -p $OUT
+	echo "0" > /proc/sys/kernel/printk_ratelimit 2>/dev/null || true
+	[ "$workload" = probe ] && { echo ok > $OUT/status; ship; trap - EXIT; say done; reboot -f; }
+	printf 'workload=%s\nduration=%s\ntrace=%s\ncalib=%s\nncpu=%s\n' \
+		"$workload" "$duration" "$trace" "$calib" "$ncpu" > $OUT/job.env
+	uname -a > $OUT/uname.txt
+	cat /proc/cmdline > $OUT/cmdline.txt
+
+	setup_tracing
+	start_workload
+	(sleep 1; inject_calibration) &
+	calib_pid=$!
+	cyclictest -S -m -p95 -i500 -q -D "${duration}s" -h 20000 \
+		--histfile=$OUT/cyclictest.hist --json=$OUT/cyclictest.json \
+		> $OUT/cyclictest.log 2>&1 || fail "cyclictest failed: $(tail -n 3 $OUT/cyclictest.log)"
+	wait $calib_pid || fail "calibration failed"
+	if [ -n "$workload_pid" ]; then
+		kill -TERM "$workload_pid" 2>/dev/null || true
+		wait "$workload_pid" || [ "$workload" = idle ] ||
+			fail "workload $workload failed: $(tail -n 3 $OUT/workload.err)"
+	fi
+	collect_tracing
+	dmesg > $OUT/dmesg.txt
+	echo ok > $OUT/status
+	ship
+	trap - EXIT
+	say "done uptime=$(cut -d' ' -f1 /proc/uptime)"
+	reboot -f
+}
+
+main
