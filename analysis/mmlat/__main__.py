@@ -1,0 +1,60 @@
+"""python3 -m mmlat {report,compare,summary} RUN_DIR"""
+import argparse
+import os
+import sys
+
+from . import load, report, stats
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="mmlat")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    for name in ("report", "compare", "summary"):
+        p = sub.add_parser(name)
+        p.add_argument("run_dir")
+        if name != "summary":
+            p.add_argument("--baseline")
+            p.add_argument("--patched")
+            p.add_argument("--resamples", type=int, default=2000)
+            p.add_argument("--conf", type=float, default=0.95)
+            p.add_argument("--seed", type=int, default=1)
+        if name == "report":
+            p.add_argument("--no-plots", action="store_true")
+    a = ap.parse_args(argv)
+    if not os.path.isdir(a.run_dir):
+        print("mmlat: no such run directory: %s" % a.run_dir, file=sys.stderr)
+        return 2
+    run = load.load_run(a.run_dir)
+    if not run["cells"]:
+        print("mmlat: no cells under %s/cells" % a.run_dir, file=sys.stderr)
+        return 2
+    if a.cmd == "summary":
+        t = report.summary_table(run)
+        with open(os.path.join(a.run_dir, "summary.txt"), "w") as f:
+            f.write(t)
+        sys.stdout.write(t)
+        return 0
+    kw = dict(n_resamples=a.resamples, conf=a.conf, seed=a.seed)
+    try:
+        if a.cmd == "report":
+            out = os.path.join(a.run_dir, "report")
+            s, txt = report.write_report(run, out, a.baseline, a.patched,
+                                         plots=not a.no_plots, **kw)
+            sys.stdout.write(txt)
+            print("plots: %s" % ", ".join(os.path.join(out, p) for p in s["plots"]))
+            return 0
+        s = report.build(run, a.baseline, a.patched, **kw)
+    except stats.IncompatibleCells as e:
+        print("mmlat: %s" % e, file=sys.stderr)
+        return 3
+    bad = report.compare_worse(s)
+    for w, n, d in bad:
+        print("WORSE: %s %s %+.1f us, CI [%.1f, %.1f]" % (w, n, d["delta"], d["lo"], d["hi"]))
+    if s["failed_cells"]:
+        print("note: %d failed cells" % len(s["failed_cells"]))
+    print("compare: %s" % ("FAIL" if bad else "ok"))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,170 @@
+"""matplotlib plots (Agg), each written as PNG and SVG."""
+import os
+
+import matplotlib
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+from . import load, stats  # noqa: E402
+
+COLORS = {"baseline": "tab:blue", "patched": "tab:red"}
+
+
+def caption(run, s):
+    m = run["meta"]
+    return "kernel %s | %s vs %s | accel %s | duration %s s" % (
+        m.get("kernel_version", m.get("kernel", "?")), s["baseline"], s["patched"],
+        m.get("accel", "?"), m.get("duration_s", m.get("duration", "?")))
+
+
+def _save(fig, out_dir, name):
+    fig.savefig(os.path.join(out_dir, name + ".png"), dpi=90)
+    fig.savefig(os.path.join(out_dir, name + ".svg"))
+    plt.close(fig)
+    return name + ".png"
+
+
+def _sides(run, s, w):
+    return ((s["baseline"], "baseline", load.ok_cells(run, s["baseline"], w)),
+            (s["patched"], "patched", load.ok_cells(run, s["patched"], w)))
+
+
+def fig_latency_hist(run, s):
+    ws = list(s["workloads"])
+    fig, axes = plt.subplots(len(ws), 1, figsize=(8, 2.6 * max(1, len(ws))), squeeze=False)
+    for ax, w in zip(axes[:, 0], ws):
+        for vname, side, cells in _sides(run, s, w):
+            h = stats.merge_hists([c["lat_hist"] for c in cells])
+            if not h:
+                continue
+            x, y = stats.hist_to_arrays(h)
+            ax.step(x, y, where="mid", color=COLORS[side], label="%s (max %d us)" % (vname, x.max()))
+            ax.axvline(x.max(), color=COLORS[side], ls="--", lw=0.8)
+        ax.set_yscale("log")
+        ax.set_title("cyclictest latency: %s" % w)
+        ax.set_xlabel("latency (us)")
+        ax.set_ylabel("samples")
+        ax.legend(fontsize=8)
+    fig.suptitle(caption(run, s), fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def _ccdf(ax, h, **kw):
+    x, y = stats.hist_to_arrays(h)
+    if y.sum() == 0:
+        return
+    ex = 1.0 - np.cumsum(y) / y.sum() + y / y.sum()
+    ax.step(x, ex, where="post", **kw)
+
+
+def fig_ccdf(run, s, kind="latency"):
+    ws = list(s["workloads"])
+    fig, axes = plt.subplots(1, len(ws), figsize=(4 * max(1, len(ws)), 3.2), squeeze=False)
+    for ax, w in zip(axes[0], ws):
+        for vname, side, cells in _sides(run, s, w):
+            if kind == "latency":
+                _ccdf(ax, stats.merge_hists([c["lat_hist"] for c in cells]), color=COLORS[side], label=vname)
+            else:
+                for tr, ls in (("preemptoff", "-"), ("irqsoff", ":")):
+                    _ccdf(ax, stats.merge_hists([c["windows"][tr]["hist"] for c in cells]),
+                          color=COLORS[side], ls=ls, label="%s %s" % (vname, tr))
+        ax.set_xscale("symlog")
+        ax.set_yscale("log")
+        ax.set_title("%s CCDF: %s" % ("latency" if kind == "latency" else "window length", w), fontsize=9)
+        ax.set_xlabel("us")
+        ax.set_ylabel("P(X >= x)")
+        ax.legend(fontsize=7)
+    fig.suptitle(caption(run, s), fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def fig_classes(run, s, tr="preemptoff"):
+    ws = list(s["workloads"])
+    fig, axes = plt.subplots(len(ws), 1, figsize=(9, 3 * max(1, len(ws))), squeeze=False)
+    for ax, w in zip(axes[:, 0], ws):
+        cls = sorted(s["workloads"][w]["windows"][tr]["classes"])
+        pos = np.arange(len(cls))
+        for off, (vname, side, cells) in zip((-0.2, 0.2), _sides(run, s, w)):
+            data = []
+            for c in cls:
+                h = stats.merge_hists([x["windows"][tr]["by_class"].get(c, {}) for x in cells])
+                v, n = stats.hist_to_arrays(h)
+                data.append(np.repeat(v, np.minimum(n, 10000)) if n.sum() else np.array([np.nan]))
+            if cls:
+                bp = ax.boxplot(data, positions=pos + off, widths=0.35, whis=(0, 100),
+                                patch_artist=True, manage_ticks=False)
+                for b in bp["boxes"]:
+                    b.set_facecolor(COLORS[side])
+                ax.plot([], [], color=COLORS[side], label=vname)
+        ax.set_xticks(pos)
+        ax.set_xticklabels(cls, rotation=20, fontsize=7)
+        ax.set_yscale("log")
+        ax.set_ylabel("%s window (us)" % tr)
+        ax.set_title("%s windows by class: %s" % (tr, w), fontsize=9)
+        ax.legend(fontsize=7)
+    fig.suptitle(caption(run, s), fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def fig_summary(run, s):
+    ws = list(s["workloads"])
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.5))
+    x = np.arange(len(ws))
+    for ax, stat in zip(axes, ("max", "p99.9")):
+        for off, side in ((-0.2, "baseline"), (0.2, "patched")):
+            vals, err = [], [[], []]
+            for w in ws:
+                d = s["workloads"][w]["latency"]["diff"]["stats"][stat]
+                v = s["workloads"][w]["latency"][side][stat]
+                vals.append(np.nan if v is None else v)
+                if side == "patched" and d["lo"] is not None and v is not None:
+                    # CI of the difference, drawn around the patched value
+                    err[0].append(max(0, d["delta"] - d["lo"]))
+                    err[1].append(max(0, d["hi"] - d["delta"]))
+                else:
+                    err[0].append(0)
+                    err[1].append(0)
+            ax.bar(x + off, vals, 0.4, yerr=err if side == "patched" else None,
+                   color=COLORS[side], label=s[side], capsize=3)
+        ax.set_xticks(x)
+        ax.set_xticklabels(ws)
+        ax.set_ylabel("%s latency (us)" % stat)
+        ax.set_title("cyclictest %s (patched bar: CI of delta)" % stat, fontsize=9)
+        ax.legend(fontsize=7)
+    fig.suptitle(caption(run, s), fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def fig_throughput(run, s):
+    ws = list(s["workloads"])
+    fig, ax = plt.subplots(figsize=(7, 3.2))
+    x = np.arange(len(ws))
+    for off, side in ((-0.2, "baseline"), (0.2, "patched")):
+        vals = [s["workloads"][w]["throughput"][side]["mean"] for w in ws]
+        ax.bar(x + off, [np.nan if v is None else v for v in vals], 0.4,
+               color=COLORS[side], label=s[side])
+    ax.set_xticks(x)
+    ax.set_xticklabels(ws)
+    ax.set_ylabel("ops/s")
+    ax.set_title("workload throughput", fontsize=9)
+    ax.legend(fontsize=7)
+    fig.suptitle(caption(run, s), fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def all_plots(run, s, out_dir):
+    out = []
+    out.append(_save(fig_latency_hist(run, s), out_dir, "latency_hist"))
+    out.append(_save(fig_ccdf(run, s, "latency"), out_dir, "latency_ccdf"))
+    out.append(_save(fig_ccdf(run, s, "windows"), out_dir, "windows_ccdf"))
+    for tr in load.TRACERS:
+        out.append(_save(fig_classes(run, s, tr), out_dir, "classes_" + tr))
+    out.append(_save(fig_summary(run, s), out_dir, "summary"))
+    out.append(_save(fig_throughput(run, s), out_dir, "throughput"))
+    return out
