@@ -77,8 +77,12 @@ def load_cell(run_dir, variant, workload, rep, cell_dir):
                 if not isinstance(lat_us, int):
                     continue
                 w["hist"][lat_us] = w["hist"].get(lat_us, 0) + n
-                caller = sm.name(e.get("caller_offs")) if sm else str(e.get("caller_offs"))
-                parent = sm.name(e.get("parent_offs")) if sm else str(e.get("parent_offs"))
+                # guest/runner.sh names the keys caller/parent; the raw
+                # preemptirq fields are caller_offs/parent_offs
+                co = e.get("caller", e.get("caller_offs"))
+                po = e.get("parent", e.get("parent_offs"))
+                caller = sm.name(co) if sm else str(co)
+                parent = sm.name(po) if sm else str(po)
                 cls = classify(caller, parent, tr)
                 bc = w["by_class"].setdefault(cls, {})
                 bc[lat_us] = bc.get(lat_us, 0) + n

@@ -32,7 +32,7 @@ def _trigger(entries):
     out = ["# event histogram", "#"]
     hits = 0
     for lat, c, p, n in entries:
-        out.append("{ lat: %10d, caller_offs: %10d, parent_offs: %10d } hitcount: %10d" % (lat, c, p, n))
+        out.append("{ lat: %10d, caller: %10d, parent: %10d } hitcount: %10d" % (lat, c, p, n))
         hits += n
     out += ["", "Totals:", "    Hits: %d" % hits, "    Entries: %d" % len(entries), "    Dropped: 0"]
     return "\n".join(out) + "\n"
