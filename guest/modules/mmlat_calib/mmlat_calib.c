@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * mmlat_calib: open preempt-off and irq-off windows of a requested length,
+ * so the host can check that the tracers and hist triggers report a known
+ * latency.  Guest-only.
+ *
+ * echo "preempt 200" > /proc/mmlat_calib   # 200 us with preemption off
+ * echo "irq 1000" > /proc/mmlat_calib      # 1000 us with irqs off
+ * cat /proc/mmlat_calib                    # last window: type, ns, cpu
+ */
+#include <linux/kernel.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/proc_fs.h>
+#include <linux/seq_file.h>
+#include <linux/sched/clock.h>
+#include <linux/uaccess.h>
+
+/* Keep one request from hogging a CPU for more than this. */
+#define MMLAT_CALIB_MAX_US	100000
+
+static DEFINE_MUTEX(calib_lock);
+static const char *last_type = "none";
+static u64 last_ns;
+static int last_cpu = -1;
+
+/* Busy wait on the clock so the window length is measured, not assumed. */
+static u64 calib_spin(u64 us)
+{
+	u64 start = local_clock();
+	u64 now;
+
+	do {
+		cpu_relax();
+		now = local_clock();
+	} while (now - start < us * NSEC_PER_USEC);
+	return now - start;
+}
+
+static noinline u64 mmlat_calib_preempt_window(u64 us, int *cpu)
+{
+	u64 ns;
+
+	preempt_disable();
+	*cpu = smp_processor_id();
+	ns = calib_spin(us);
+	preempt_enable();
+	return ns;
+}
+
+static noinline u64 mmlat_calib_irq_window(u64 us, int *cpu)
+{
+	unsigned long flags;
+	u64 ns;
+
+	local_irq_save(flags);
+	*cpu = smp_processor_id();
+	ns = calib_spin(us);
+	local_irq_restore(flags);
+	return ns;
+}
+
+static ssize_t calib_write(struct file *file, const char __user *ubuf,
+			   size_t count, loff_t *ppos)
+{
+	char buf[32], type[16];
+	unsigned long long us;
+	int cpu;
+	u64 ns;
+
+	if (count >= sizeof(buf))
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, count))
+		return -EFAULT;
+	buf[count] = '\0';
+	if (sscanf(buf, "%15s %llu", type, &us) != 2 || !us ||
+	    us > MMLAT_CALIB_MAX_US)
+		return -EINVAL;
+
+	mutex_lock(&calib_lock);
+	if (!strcmp(type, "preempt")) {
+		ns = mmlat_calib_preempt_window(us, &cpu);
+		last_type = "preempt";
+	} else if (!strcmp(type, "irq")) {
+		ns = mmlat_calib_irq_window(us, &cpu);
+		last_type = "irq";
+	} else {
+		mutex_unlock(&calib_lock);
+		return -EINVAL;
+	}
+	last_ns = ns;
+	last_cpu = cpu;
+	mutex_unlock(&calib_lock);
+	return count;
+}
+
+static int calib_show(struct seq_file *m, void *v)
+{
+	mutex_lock(&calib_lock);
+	seq_printf(m, "type=%s ns=%llu cpu=%d\n", last_type, last_ns,
+		   last_cpu);
+	mutex_unlock(&calib_lock);
+	return 0;
+}
+
+static int calib_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, calib_show, NULL);
+}
+
+static const struct proc_ops calib_ops = {
+	.proc_open = calib_open,
+	.proc_read = seq_read,
+	.proc_lseek = seq_lseek,
+	.proc_release = single_release,
+	.proc_write = calib_write,
+};
+
+static int __init mmlat_calib_init(void)
+{
+	if (!proc_create("mmlat_calib", 0600, NULL, &calib_ops))
+		return -ENOMEM;
+	return 0;
+}
+
+static void __exit mmlat_calib_exit(void)
+{
+	remove_proc_entry("mmlat_calib", NULL);
+}
+
+module_init(mmlat_calib_init);
+module_exit(mmlat_calib_exit);
+MODULE_DESCRIPTION("mmlat: preempt-off and irq-off windows of known length");
+MODULE_LICENSE("GPL");
