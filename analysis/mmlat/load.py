@@ -64,6 +64,12 @@ def load_cell(run_dir, variant, workload, rep, cell_dir):
     cell["cyclictest"] = ct
     # windows
     sm = load_symmap(run_dir, variant)
+    ks = os.path.join(g, "kallsyms.txt")   # optional: also has module symbols
+    if _exists(ks):
+        try:
+            sm = parse.SymbolMap(ks)
+        except ValueError:
+            pass
     cell["windows"] = {}
     for tr in TRACERS:
         wp = os.path.join(g, "windows", tr + ".hist")

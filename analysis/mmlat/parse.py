@@ -256,22 +256,27 @@ class SymbolMap:
         for line in text.splitlines():
             p = line.split()
             if len(p) < 3 or p[1] not in "tTwW":
-                if len(p) >= 3 and p[2] == "_stext":
-                    pass
-                else:
-                    continue
+                continue
             syms.append((int(p[0], 16), p[2]))
         syms.sort()
         self.addrs = [a for a, _ in syms]
         self.names = [n for _, n in syms]
-        self.stext = dict((n, a) for a, n in syms).get("_stext")
+        d = dict((n, a) for a, n in syms)
+        self.stext = d.get("_stext")
+        self.etext = d.get("_etext")
         if self.stext is None:
             raise ValueError("System.map has no _stext symbol")
+        # System.map has no module symbols: an address past _etext that has
+        # no symbol of its own is reported as "[module]" (a kallsyms dump,
+        # which does list module symbols, can be loaded the same way)
+        self.has_modules = any(a > self.etext for a in self.addrs) if self.etext else True
 
     def resolve_addr(self, addr):
         i = bisect.bisect_right(self.addrs, addr) - 1
         if i < 0:
             return None, None
+        if self.etext is not None and addr >= self.etext and self.addrs[i] <= self.etext:
+            return "[module]", addr - self.etext
         return self.names[i], addr - self.addrs[i]
 
     def resolve_offs(self, offs):

@@ -120,6 +120,13 @@ ffffffff81000000 T startup_64
 ffffffff81001000 T zap_pte_range
 ffffffff81001800 t copy_pte_range
 ffffffff81002000 D some_data
+ffffffff81003000 T _etext
+"""
+
+KALLSYMS = """ffffffff81000000 T _stext
+ffffffff81001000 T zap_pte_range
+ffffffff81003000 T _etext
+ffffffffc0001000 t mmlat_calib_preempt	[mmlat_calib]
 """
 
 
@@ -128,3 +135,10 @@ def test_symbol_map():
     assert m.resolve_offs(0x1010) == ("zap_pte_range", 0x10)
     assert m.resolve_offs(0x1800) == ("copy_pte_range", 0)
     assert m.resolve_offs(-16) == (None, None)
+
+
+def test_module_addresses():
+    m = parse.SymbolMap(SYSMAP, is_text=True)
+    assert m.resolve_offs(0x3f001010)[0] == "[module]"
+    k = parse.SymbolMap(KALLSYMS, is_text=True)
+    assert k.resolve_offs(0xffffffffc0001010 - 0xffffffff81000000) == ("mmlat_calib_preempt", 0x10)
