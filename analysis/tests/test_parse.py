@@ -142,3 +142,19 @@ def test_module_addresses():
     assert m.resolve_offs(0x3f001010)[0] == "[module]"
     k = parse.SymbolMap(KALLSYMS, is_text=True)
     assert k.resolve_offs(0xffffffffc0001010 - 0xffffffff81000000) == ("mmlat_calib_preempt", 0x10)
+
+
+def test_workload_real_drivers():
+    r = parse.parse_workload(fx("workload-munmap.txt"))
+    assert len(r) == 1 and r[0]["workload"] == "munmap"
+    assert r[0]["ops"] == 49 and r[0]["ops_per_s"] == 47.016 and r[0]["small_ops"] == 3136
+    assert parse.workload_throughput(r) == 47.016
+    m = parse.parse_workload(fx("workload-mixed.txt"))
+    assert len(m) == 1 and m[0]["fork_ops"] == 288 and m[0]["ops_per_s"] == 350.498
+
+
+def test_stressng_yaml_real():
+    m = parse.parse_stressng_yaml(fx("stress-ng.yaml"))
+    assert [x["stressor"] for x in m] == ["mmap", "fork"]
+    assert m[1]["bogo-ops"] == 11457
+    assert m[1]["bogo-ops-per-second-real-time"] == 3818.817601
