@@ -116,7 +116,11 @@ def load_cell(run_dir, variant, workload, rep, cell_dir):
 
 def load_run(run_dir):
     run = {"dir": run_dir, "meta": _json(os.path.join(run_dir, "meta.json")),
-           "cells": []}
+           "cells": [], "kernels": {}}
+    kd = os.path.join(run_dir, "kernels")
+    if os.path.isdir(kd):
+        for v in sorted(os.listdir(kd)):
+            run["kernels"][v] = _json(os.path.join(kd, v, "build.json"))
     cdir = os.path.join(run_dir, "cells")
     if not os.path.isdir(cdir):
         return run
@@ -128,7 +132,14 @@ def load_run(run_dir):
             for r in sorted(os.listdir(wd)):
                 if r.startswith(".") or not r.startswith("r"):
                     continue
-                run["cells"].append(load_cell(run_dir, v, w, r, os.path.join(wd, r)))
+                c = load_cell(run_dir, v, w, r, os.path.join(wd, r))
+                # cell.json may lack the config hash: take the variant build's
+                k = run["kernels"].get(v, {})
+                if "config_sha256" not in c["meta"] and k.get("config_sha256"):
+                    c["meta"]["config_sha256"] = k["config_sha256"]
+                if "accel" not in c["meta"] and run["meta"].get("accel"):
+                    c["meta"]["accel"] = run["meta"]["accel"]
+                run["cells"].append(c)
     return run
 
 

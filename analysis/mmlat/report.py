@@ -89,6 +89,7 @@ def build(run, baseline=None, patched=None, n_resamples=2000, conf=0.95, seed=1)
     aa = baseline == patched
     s = {"run_dir": run["dir"], "baseline": baseline, "patched": patched,
          "aa_mode": aa, "meta": run["meta"],
+         "kernels": {v: run.get("kernels", {}).get(v, {}) for v in {baseline, patched} if v},
          "bootstrap": {"method": None, "n_resamples": n_resamples,
                        "conf": conf, "seed": seed},
          "failed_cells": [], "workloads": {}}
@@ -159,6 +160,14 @@ def _hdr(s):
         return None
     lines.append("kernel:   %s" % g("kernel_version", "kernel"))
     ser = g("series", "variants")
+    ks = s.get("kernels") or {}
+    if any(ks.values()):
+        for v in [s["baseline"], s["patched"]] if not s["aa_mode"] else [s["baseline"]]:
+            k = ks.get(v, {})
+            lines.append("series:   %s: %s  [%s]" % (v, " ".join(k.get("series") or []) or "(none)",
+                                                    k.get("kernel_release")))
+            lines.append("  series sha256 %s" % k.get("series_sha256"))
+        ser = None
     if isinstance(ser, dict):
         for k, v in ser.items():
             lines.append("series:   %s %s" % (k, json.dumps(v) if not isinstance(v, str) else v))

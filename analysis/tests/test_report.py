@@ -93,3 +93,16 @@ def test_figure_content(worse_run):
 def test_text_hist():
     t = report.text_hist({10: 100, 20: 1}, {10: 10}, rows=4)
     assert "#" in t and "o" in t and all(len(l) <= 80 for l in t.splitlines())
+
+
+def test_header_from_build_json(tmp_path):
+    r = make_run(str(tmp_path / "b"), repeats=2, failed=False)
+    for v, ser in (("baseline", []), ("patched", ["mm-preempt-v10"])):
+        with open(os.path.join(r, "kernels", v, "build.json"), "w") as f:
+            json.dump({"series": ser, "series_sha256": "e3b0" + "0" * 60,
+                       "config_sha256": "c0ffee", "kernel_release": "6.1.192-mmlat-" + v}, f)
+    run = load.load_run(r)
+    txt = report.render_txt(report.build(run, n_resamples=20), run)
+    assert "series:   patched: mm-preempt-v10  [6.1.192-mmlat-patched]" in txt
+    assert "  series sha256 e3b0" + "0" * 60 in txt
+    assert all(len(l) <= 80 for l in txt.splitlines())
