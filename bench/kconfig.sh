@@ -67,7 +67,8 @@ make_config() {
 	(cd "$PRISTINE_TREE" && ARCH=x86_64 scripts/kconfig/merge_config.sh -m -O "$staging" \
 		"$staging/.config" "${frags[@]}") > "$staging/merge.log" 2>&1 ||
 		{ cat "$staging/merge.log" >&2; die "merge_config.sh failed"; }
-	make -s -C "$PRISTINE_TREE" O="$staging" ARCH=x86_64 olddefconfig >/dev/null
+	make -s -C "$PRISTINE_TREE" O="$staging" ARCH=x86_64 olddefconfig > "$staging/olddefconfig.log" 2>&1 ||
+		{ cat "$staging/olddefconfig.log" >&2; die "olddefconfig failed"; }
 	local bad
 	bad=$(check_config "$staging/.config" "${frags[@]}")
 	if [ -n "$bad" ]; then

@@ -80,7 +80,8 @@ setup_tracing() {
 	fi
 	# The max-latency tracer keeps the longest preempt-off window and its
 	# stack. Function tracing inside it would inflate every window.
-	echo 0 > $T/options/function-trace
+	# (The option exists only when the function tracer is built in.)
+	[ ! -e $T/options/function-trace ] || echo 0 > $T/options/function-trace
 	echo preemptoff > $T/current_tracer
 	echo 0 > $T/tracing_max_latency
 	echo 1 > $T/tracing_on

@@ -1,0 +1,84 @@
+# mmlat: latency benchmarks for Linux mm patches, in QEMU.
+# `make help` lists the targets and knobs.
+
+# Which kernels: names from bench/variants.conf or name=series-dir specs.
+BASELINE  ?= mainline
+PATCHED   ?= selfcheck
+VARIANTS  ?= $(BASELINE) $(PATCHED)
+WORKLOADS ?= munmap exit truncate fork
+DURATION  ?= 5
+REPEAT    ?= 1
+ACCEL     ?= auto
+SMP       ?=
+TRACE     ?= full
+RUN_ID    ?= $(shell date +%Y%m%d-%H%M%S)
+RUN       ?= $(shell cat results/.latest 2>/dev/null)
+# Debian's interpreter: the analysis uses Debian's numpy and matplotlib.
+PYTHON    ?= /usr/bin/python3
+
+export BASELINE PATCHED VARIANTS WORKLOADS DURATION REPEAT ACCEL TRACE RUN_ID
+ifneq ($(SMP),)
+export SMP
+endif
+ANALYSIS = PYTHONPATH=analysis $(PYTHON) -m mmlat
+
+.PHONY: help deps bench kernels guest report compare test test-unit \
+	test-integration clean distclean
+
+help:
+	@echo 'mmlat — compare scheduling latency and preempt-off windows of two 6.1 kernels'
+	@echo
+	@echo '  make bench      build $$(VARIANTS), boot each per workload, measure, report'
+	@echo '  make test       unit tests, then build and boot one kernel and check its data'
+	@echo '  make kernels    build the kernels of $$(VARIANTS) only'
+	@echo '  make guest      build the guest initramfs only'
+	@echo '  make report     (re)write the report of RUN=results/<id> (default: latest)'
+	@echo '  make compare    exit non-zero if PATCHED is significantly worse in RUN'
+	@echo '  make deps       check/install the Debian packages'
+	@echo '  make clean      remove kernels, guest images and objects (keeps tree, ccache, results)'
+	@echo '  make distclean  also remove the unpacked tree and ccache'
+	@echo
+	@echo 'Knobs (current value):'
+	@echo '  BASELINE=$(BASELINE) PATCHED=$(PATCHED) VARIANTS="$(VARIANTS)"'
+	@echo '  WORKLOADS="$(WORKLOADS)" (also: mixed idle sng-mm sng-fork sng-vm)'
+	@echo '  DURATION=$(DURATION) (guest seconds per cell) REPEAT=$(REPEAT)'
+	@echo '  ACCEL=$(ACCEL) (auto kvm tcg-icount tcg-mt) SMP=$(SMP) (default 1 with icount, else 2)'
+	@echo '  TRACE=$(TRACE) (full max none) RUN_ID=<new timestamp> RUN=$(RUN)'
+
+deps:
+	@bash bench/deps.sh
+
+bench:
+	@bash bench/run-matrix.sh
+	@$(ANALYSIS) summary "$$(cat results/.latest)"
+	@$(ANALYSIS) report "$$(cat results/.latest)" --baseline $(BASELINE) --patched $(PATCHED)
+
+kernels: deps
+	@bash bench/kconfig.sh make build/config/bench
+	@for v in $(VARIANTS); do bash bench/build.sh "$$v" build/config/bench || exit 1; done
+
+guest: deps
+	@bash guest/initramfs.sh base build/guest/base.cpio
+
+report:
+	@test -n "$(RUN)" || { echo 'mmlat: error: no run: give RUN=results/<id>' >&2; exit 1; }
+	@$(ANALYSIS) summary "$(RUN)"
+	@$(ANALYSIS) report "$(RUN)" --baseline $(BASELINE) --patched $(PATCHED)
+
+compare:
+	@test -n "$(RUN)" || { echo 'mmlat: error: no run: give RUN=results/<id>' >&2; exit 1; }
+	@$(ANALYSIS) compare "$(RUN)" --baseline $(BASELINE) --patched $(PATCHED)
+
+test: deps test-unit test-integration
+
+test-unit:
+	@$(PYTHON) -m pytest -q analysis/tests workloads/tests tests/unit
+
+test-integration:
+	@$(PYTHON) -m pytest -q tests/integration
+
+clean:
+	rm -rf build/kernels build/guest build/trees build/config build/workloads build/accel-probe
+
+distclean: clean
+	rm -rf build

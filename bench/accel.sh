@@ -1,0 +1,35 @@
+#!/bin/bash
+# Choose the accelerator: KVM only when a probe boot of a real kernel
+# reaches the guest runner (a /dev/kvm that exists can still hang the guest
+# at "Decompressing Linux..."), else TCG with a fixed -icount shift.
+# Prints the mode; the probe's verdict is cached in build/accel.probe per
+# QEMU version and host kernel.
+#
+# usage: bench/accel.sh KERNEL_DIR INITRD
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+[ $# -eq 2 ] || die "usage: $0 KERNEL_DIR INITRD"
+
+key="$(qemu-system-x86_64 --version | head -n 1) / host $(uname -r)"
+cache=$BUILD_DIR/accel.probe
+if [ -f "$cache" ] && [ "$(sed -n 1p "$cache")" = "$key" ]; then
+	sed -n 2p "$cache"
+	exit 0
+fi
+
+mode=tcg-icount
+why="no usable /dev/kvm"
+if [ -r /dev/kvm ] && [ -w /dev/kvm ]; then
+	probe=$BUILD_DIR/accel-probe
+	rm -rf "$probe"
+	if ACCEL=kvm SMP=2 TIMEOUT=${KVM_PROBE_TIMEOUT:-60} \
+	   bash "$MMLAT_ROOT/bench/qemu.sh" "$probe" "$1" "$2" "mmlat.workload=probe" 2>/dev/null; then
+		mode=kvm
+		why="probe boot reached the guest runner"
+	else
+		why="/dev/kvm exists but the probe boot failed: $(sed -n 's/^cause=//p' "$probe/boot.env")"
+	fi
+fi
+log "accelerator: $mode ($why)"
+printf '%s\n%s\n%s\n' "$key" "$mode" "$why" > "$cache"
+echo "$mode"

@@ -1,0 +1,75 @@
+#!/bin/bash
+# Boot one kernel in QEMU for one job and bring back what the guest runner
+# wrote. Never touches the host kernel: everything runs inside the VM.
+#
+# usage: bench/qemu.sh OUT_DIR KERNEL_DIR INITRD "JOB ARGS" 
+#   env: ACCEL (kvm | tcg-icount | tcg-mt), SMP, MEM, ICOUNT_SHIFT, TIMEOUT (wall s)
+# Writes OUT_DIR/console.log, OUT_DIR/guest/ and OUT_DIR/boot.env
+# (status=ok|failed, cause=..., wall_seconds=..., qemu=...). Exit 0 only
+# when the guest runner reported ok.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+[ $# -eq 4 ] || die "usage: $0 OUT_DIR KERNEL_DIR INITRD 'JOB ARGS'"
+out=$1 kdir=$2 initrd=$3 job=$4
+ACCEL=${ACCEL:-tcg-icount} SMP=${SMP:-1} MEM=${MEM:-1024}
+ICOUNT_SHIFT=${ICOUNT_SHIFT:-5} TIMEOUT=${TIMEOUT:-300}
+[ -f "$kdir/bzImage" ] || die "no kernel at $kdir/bzImage"
+
+case $ACCEL in
+kvm) accel_args=(-accel kvm) ;;
+tcg-icount) accel_args=(-accel tcg -icount "shift=$ICOUNT_SHIFT,sleep=off") ;;
+tcg-mt) accel_args=(-accel tcg,thread=multi) ;;
+*) die "unknown ACCEL '$ACCEL' (kvm, tcg-icount, tcg-mt)" ;;
+esac
+
+mkdir -p "$out"
+disk=$out/results.img
+rm -f "$disk"
+truncate -s 256M "$disk"
+qemu=(qemu-system-x86_64 "${accel_args[@]}" -smp "$SMP" -m "$MEM" -nodefaults
+	-display none -no-reboot -serial "file:$out/console.log"
+	-drive "file=$disk,format=raw,if=virtio"
+	-kernel "$kdir/bzImage" -initrd "$initrd"
+	-append "console=ttyS0 panic=-1 oops=panic quiet loglevel=4 $job")
+printf '%q ' "${qemu[@]}" > "$out/qemu.cmdline"
+
+start=$(date +%s.%N)
+rc=0
+timeout --kill-after=5 "$TIMEOUT" "${qemu[@]}" > "$out/qemu.log" 2>&1 || rc=$?
+wall=$(echo "$(date +%s.%N) - $start" | bc)
+
+cause=
+con=$out/console.log
+touch "$con"
+if grep -q 'mmlat-runner: FAIL' "$con"; then
+	cause="runner: $(grep -m1 'mmlat-runner: FAIL' "$con" | sed 's/.*FAIL: //')"
+elif grep -qE 'Kernel panic|BUG:|Oops|general protection fault|WARNING:|lockdep|sleeping function called from invalid context|scheduling while atomic' "$con"; then
+	cause="kernel: $(grep -m1 -E 'Kernel panic|BUG:|Oops|general protection fault|WARNING:|lockdep|sleeping function called|scheduling while atomic' "$con" | sed 's/^\[[^]]*\] //')"
+elif [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+	cause="hang: no result within ${TIMEOUT}s wall time (last console line: $(tail -n 1 "$con" | tr -d '\r'))"
+elif [ $rc -ne 0 ]; then
+	cause="qemu exited with $rc: $(tail -n 1 "$out/qemu.log")"
+elif ! grep -q 'mmlat-runner: done' "$con"; then
+	cause="guest ended without the runner finishing (last console line: $(tail -n 1 "$con" | tr -d '\r'))"
+fi
+
+# Whatever the guest shipped is kept, also from a failed run.
+rm -rf "$out/guest"
+mkdir -p "$out/guest"
+if ! tar -xf "$disk" -C "$out/guest" 2>"$out/tar.log"; then
+	[ -n "$cause" ] || cause="results disk unreadable: $(head -n 1 "$out/tar.log")"
+elif [ -z "$cause" ] && [ "$(cat "$out/guest/status" 2>/dev/null)" != ok ]; then
+	cause="guest status: $(cat "$out/guest/status" 2>/dev/null || echo missing)"
+fi
+rm -f "$disk" "$out/tar.log"
+
+runner_start=$(sed -n 's/.*mmlat-runner: start uptime=\([0-9.]*\).*/\1/p' "$con" | head -n 1)
+{
+	if [ -z "$cause" ]; then echo status=ok; else echo status=failed; fi
+	printf 'cause=%q\n' "$cause"
+	printf 'wall_seconds=%s\n' "$wall"
+	printf 'guest_seconds_to_runner=%s\n' "$runner_start"
+	printf 'accel=%s\n' "$ACCEL"
+} > "$out/boot.env"
+[ -z "$cause" ] || { log "boot failed: $cause"; exit 1; }

@@ -1,0 +1,142 @@
+#!/bin/bash
+# Run the benchmark matrix: variants × workloads × repeats, one QEMU boot
+# per cell, into results/<run-id>/. Complete cells are never rewritten: a
+# rerun with the same RUN_ID resumes, a new RUN_ID starts afresh.
+#
+# env: VARIANTS (specs), WORKLOADS, DURATION (guest s), REPEAT, ACCEL
+# (auto|kvm|tcg-icount|tcg-mt), SMP, RUN_ID, TRACE (full|max|none), CALIB
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+. "$MMLAT_ROOT/bench/variants.sh"
+
+VARIANTS=${VARIANTS:-mainline}
+WORKLOADS=${WORKLOADS:-munmap exit truncate fork}
+DURATION=${DURATION:-5}
+REPEAT=${REPEAT:-1}
+ACCEL=${ACCEL:-auto}
+TRACE=${TRACE:-full}
+CALIB=${CALIB:-}
+RUN_ID=${RUN_ID:-$(date +%Y%m%d-%H%M%S)}
+RESULTS_DIR=${RESULTS_DIR:-$MMLAT_ROOT/results}
+run=$RESULTS_DIR/$RUN_ID
+t0=$(now)
+
+bash "$MMLAT_ROOT/bench/deps.sh"
+config_dir=$CONFIG_DIR/bench
+log "stage 1/4: config"
+bash "$MMLAT_ROOT/bench/kconfig.sh" make "$config_dir" "$CONFIG_FRAGMENT"
+names=()
+log "stage 2/4: kernels ($VARIANTS)"
+for spec in $VARIANTS; do
+	bash "$MMLAT_ROOT/bench/build.sh" "$spec" "$config_dir"
+	resolve_variant "$spec"
+	names+=("$VARIANT_NAME")
+done
+
+log "stage 3/4: guest images"
+base=$BUILD_DIR/guest/base.cpio
+bash "$MMLAT_ROOT/guest/initramfs.sh" base "$base"
+for n in "${names[@]}"; do
+	initrd=$BUILD_DIR/guest/initrd-$n.cpio
+	if [ -n "$CALIB" ]; then
+		bash "$MMLAT_ROOT/guest/initramfs.sh" module "$n" "$BUILD_DIR/guest/module-$n.cpio"
+		cat "$base" "$BUILD_DIR/guest/module-$n.cpio" > "$initrd"
+	else
+		cp "$base" "$initrd"
+	fi
+done
+
+if [ "$ACCEL" = auto ]; then
+	ACCEL=$(bash "$MMLAT_ROOT/bench/accel.sh" "$KERNELS_DIR/${names[0]}" "$base")
+fi
+# icount serialises the vCPUs and hangs SMP guests (see README), so the
+# deterministic mode is uniprocessor; the other modes default to 2 vCPUs.
+if [ "$ACCEL" = tcg-icount ]; then SMP=${SMP:-1}; else SMP=${SMP:-2}; fi
+export ACCEL SMP
+
+mkdir -p "$run/cells" "$run/kernels"
+if [ -f "$run/meta.json" ]; then
+	grep -q "\"accel\": \"$ACCEL\"" "$run/meta.json" ||
+		die "run $RUN_ID was measured with another accelerator; start a new RUN_ID rather than mixing modes"
+	log "resuming run $RUN_ID"
+else
+	for n in "${names[@]}"; do
+		mkdir -p "$run/kernels/$n"
+		cp "$KERNELS_DIR/$n/build.json" "$KERNELS_DIR/$n/System.map" "$KERNELS_DIR/$n/config" "$run/kernels/$n/"
+	done
+	variants_json=$(for n in "${names[@]}"; do printf '"%s",' "$n"; done)
+	cat > "$run/meta.json.tmp" <<JSON
+{
+  "run_id": "$RUN_ID",
+  "variants": [${variants_json%,}],
+  "workloads": "$(echo $WORKLOADS)",
+  "duration_s": $DURATION,
+  "repeat": $REPEAT,
+  "accel": "$ACCEL",
+  "smp": $SMP,
+  "icount_shift": ${ICOUNT_SHIFT:-5},
+  "trace": "$TRACE",
+  "config_sha256": "$(cat "$config_dir/config.sha256")",
+  "kernel_version": "$(make -s -C "$PRISTINE_TREE" kernelversion)",
+  "initramfs_sha256": "$(sha256sum "$base" | cut -d' ' -f1)",
+  "qemu": "$(qemu-system-x86_64 --version | head -n 1)",
+  "tools": "$(cyclictest --help 2>&1 | head -n 1 | tr -d '"'); stress-ng $(stress-ng --version | awk '{print $3}'); $(trace-cmd --version 2>/dev/null | awk 'NF {print "trace-cmd " $3; exit}')",
+  "host_cpu": "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')",
+  "host_cpus": $(nproc),
+  "host_load_at_start": "$(cut -d' ' -f1-3 /proc/loadavg)",
+  "started": "$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+}
+JSON
+	mv "$run/meta.json.tmp" "$run/meta.json"
+fi
+
+log "stage 4/4: cells ($ACCEL, $SMP vCPU, ${DURATION}s each) into ${run#$MMLAT_ROOT/}"
+total=$((${#names[@]} * $(echo $WORKLOADS | wc -w) * REPEAT))
+i=0 done_secs=0 done_cells=0 failed=0
+for r in $(seq 1 "$REPEAT"); do
+	for w in $WORKLOADS; do
+		for n in "${names[@]}"; do
+			i=$((i + 1))
+			cell=$run/cells/$n/$w/r$r
+			if [ -d "$cell" ]; then
+				log "cell $i/$total $n/$w/r$r: already complete, skipped"
+				continue
+			fi
+			staging=$run/cells/$n/$w/.r$r.tmp
+			rm -rf "$staging"
+			mkdir -p "$staging"
+			remaining=?
+			[ $done_cells -eq 0 ] || remaining=$(( (total - i + 1) * done_secs / done_cells ))s
+			log "cell $i/$total $n/$w/r$r (elapsed $(($(now) - t0))s, remaining ~$remaining)"
+			c0=$(now)
+			calib_arg=
+			[ -z "$CALIB" ] || calib_arg="mmlat.calib=$CALIB"
+			TIMEOUT=${CELL_TIMEOUT:-$((DURATION * 20 + 240))} \
+			bash "$MMLAT_ROOT/bench/qemu.sh" "$staging" "$KERNELS_DIR/$n" "$BUILD_DIR/guest/initrd-$n.cpio" \
+				"mmlat.workload=$w mmlat.duration=$DURATION mmlat.trace=$TRACE mmlat.seed=$r $calib_arg" ||
+				failed=$((failed + 1))
+			. "$staging/boot.env"
+			cat > "$staging/cell.json" <<JSON
+{
+  "variant": "$n",
+  "workload": "$w",
+  "repeat": $r,
+  "status": "$status",
+  "cause": "$(printf '%s' "$cause" | sed 's/[\\"]/\\&/g' | tr -d '\000-\037')",
+  "wall_seconds": $wall_seconds,
+  "guest_seconds_to_runner": ${guest_seconds_to_runner:-null},
+  "accel": "$ACCEL",
+  "smp": $SMP,
+  "config_sha256": "$(cat "$config_dir/config.sha256")",
+  "series_sha256": "$(sed -n 's/.*"series_sha256": "\(.*\)".*/\1/p' "$KERNELS_DIR/$n/build.json")",
+  "qemu_cmdline": "$(sed 's/[\\"]/\\&/g' "$staging/qemu.cmdline")"
+}
+JSON
+			rm -f "$staging/boot.env" "$staging/qemu.cmdline"
+			mv "$staging" "$cell"
+			done_secs=$((done_secs + $(now) - c0)) done_cells=$((done_cells + 1))
+		done
+	done
+done
+log "matrix done in $(($(now) - t0))s: $total cells, $failed failed, in ${run#$MMLAT_ROOT/}"
+echo "$run" > "$RESULTS_DIR/.latest"

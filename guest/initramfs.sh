@@ -1,0 +1,82 @@
+#!/bin/bash
+# Build the guest initramfs images.
+#
+#   base: busybox, cyclictest, stress-ng, trace-cmd, rtla with their shared
+#         libraries, our workload drivers and the runner as /init. The same
+#         for every variant, and byte-for-byte reproducible (sorted entries,
+#         zero mtimes, root ownership).
+#   module (per variant): the calibration module built against that
+#         variant's kernel, appended to the base at boot (the kernel unpacks
+#         concatenated cpio archives in order).
+#
+# usage: guest/initramfs.sh base OUT.cpio
+#        guest/initramfs.sh module VARIANT OUT.cpio
+set -euo pipefail
+. "$(dirname "$0")/../bench/lib.sh"
+
+GUEST_TOOLS="busybox cyclictest stress-ng trace-cmd rtla"
+
+# pack DIR OUT: a reproducible newc archive of DIR.
+pack() {
+	local dir=$1 out=$2
+	find "$dir" -exec touch -h -d @0 {} +
+	(cd "$dir" && find . -mindepth 1 | LC_ALL=C sort |
+		cpio --quiet --reproducible -o -H newc -R 0:0) > "$out.tmp"
+	mv "$out.tmp" "$out"
+}
+
+copy_with_libs() {
+	local root=$1 bin=$2 lib
+	install -D -m 755 "$bin" "$root/bin/$(basename "$bin")"
+	for lib in $(ldd "$bin" 2>/dev/null | awk '/=> \// {print $3} /^\t\/lib/ {print $1}'); do
+		[ -e "$root$lib" ] || install -D -m 755 "$(realpath "$lib")" "$root$lib"
+	done
+}
+
+build_base() {
+	local out=$1 root tool path
+	root=$BUILD_DIR/guest/.root.tmp
+	rm -rf "$root"
+	mkdir -p "$root"/{bin,dev,proc,sys,tmp,out,lib/mmlat} "$(dirname "$out")"
+	for tool in $GUEST_TOOLS; do
+		path=$(command -v "$tool") || die "$tool not found on the host: run make deps"
+		copy_with_libs "$root" "$path"
+	done
+	for tool in $("$root/bin/busybox" --list); do
+		[ -e "$root/bin/$tool" ] || ln -s busybox "$root/bin/$tool"
+	done
+	ln -s bin "$root/sbin"
+	mkdir -p "$root/usr"
+	ln -s ../bin "$root/usr/bin"
+	ln -s ../bin "$root/usr/sbin"
+	[ -e "$root/lib64" ] || ln -s lib "$root/lib64"
+	make -s -C "$MMLAT_ROOT/workloads" O="$BUILD_DIR/workloads" >&2
+	install -m 755 "$BUILD_DIR"/workloads/mmlat-* "$root/bin/"
+	install -m 755 "$MMLAT_ROOT/guest/runner.sh" "$root/init"
+	pack "$root" "$out"
+	rm -rf "$root"
+	log "base initramfs: ${out#$MMLAT_ROOT/} ($(du -h "$out" | cut -f1), sha256 $(sha256sum "$out" | cut -c1-12))"
+}
+
+build_module() {
+	local variant=$1 out=$2 obj src root
+	obj=$(sed -n 's/.*"obj_dir": "\(.*\)".*/\1/p' "$KERNELS_DIR/$variant/build.json" 2>/dev/null) ||
+		true
+	[ -n "$obj" ] && [ -d "$obj" ] || die "kernel '$variant' is not built: run make kernels"
+	src=$BUILD_DIR/guest/modsrc-$variant
+	rm -rf "$src"
+	cp -r "$MMLAT_ROOT/guest/modules/mmlat_calib" "$src"
+	make -s -C "$obj" M="$src" ARCH=x86_64 CC="ccache gcc" modules >&2 ||
+		die "calibration module does not build against '$variant'"
+	root=$BUILD_DIR/guest/.modroot-$variant.tmp
+	rm -rf "$root"
+	install -D -m 644 "$src/mmlat_calib.ko" "$root/lib/mmlat/mmlat_calib.ko"
+	pack "$root" "$out"
+	rm -rf "$root"
+}
+
+case ${1:-} in
+base) [ $# -eq 2 ] || die "usage: $0 base OUT.cpio"; build_base "$(realpath -m "$2")" ;;
+module) [ $# -eq 3 ] || die "usage: $0 module VARIANT OUT.cpio"; build_module "$2" "$(realpath -m "$3")" ;;
+*) die "usage: $0 base OUT.cpio | module VARIANT OUT.cpio" ;;
+esac
