@@ -26,8 +26,11 @@ def _save(fig, out_dir, name):
 
 
 def _sides(run, s, w):
-    return ((s["baseline"], "baseline", load.ok_cells(run, s["baseline"], w)),
-            (s["patched"], "patched", load.ok_cells(run, s["patched"], w)))
+    from .report import sides
+    bc, pc = sides(run, s["baseline"], s["patched"], w)
+    sfx = (" (even repeats)", " (odd repeats)") if s["aa_mode"] else ("", "")
+    return ((s["baseline"] + sfx[0], "baseline", bc),
+            (s["patched"] + sfx[1], "patched", pc))
 
 
 def fig_latency_hist(run, s):

@@ -80,6 +80,15 @@ def text_hist(hb, hp, width=60, rows=12, label_b="b", label_p="p"):
     return "\n".join(out) + "\n"
 
 
+def sides(run, baseline, patched, w):
+    """The ok cells compared for workload w: (baseline cells, patched cells).
+    A/A (same variant): even-indexed repeats against odd-indexed ones."""
+    bc = load.ok_cells(run, baseline, w)
+    if baseline == patched:
+        return bc[0::2], bc[1::2]
+    return bc, load.ok_cells(run, patched, w)
+
+
 def build(run, baseline=None, patched=None, n_resamples=2000, conf=0.95, seed=1):
     vs = load.variants(run)
     if baseline is None:
@@ -99,12 +108,7 @@ def build(run, baseline=None, patched=None, n_resamples=2000, conf=0.95, seed=1)
                                       "repeat": c["repeat"], "status": c["status"],
                                       "cause": c["cause"]})
     for w in load.workloads(run):
-        bc = load.ok_cells(run, baseline, w)
-        pc = load.ok_cells(run, patched, w)
-        if aa:
-            # A/A: split the repeats of one variant in two halves
-            pc = bc[1::2]
-            bc = bc[0::2]
+        bc, pc = sides(run, baseline, patched, w)
         for a in bc:
             for b in pc:
                 stats.check_compatible(a["meta"], b["meta"],
@@ -198,6 +202,8 @@ def render_txt(s, run=None):
         L.append("")
         L.append("== %s (cells: %d baseline, %d patched) ==" % (
             w, ws["n_cells"]["baseline"], ws["n_cells"]["patched"]))
+        if s["aa_mode"] and ws["n_cells"]["patched"] == 0:
+            L.append("A/A needs REPEAT >= 2 ok cells: no noise floor for this workload")
         L.append("cyclictest latency (us)")
         L.append("%-7s %9s %9s %9s  %-21s %s" % ("stat", "baseline", "patched", "delta", "CI", "sig"))
         d = ws["latency"]["diff"]["stats"]
@@ -213,7 +219,9 @@ def render_txt(s, run=None):
         tb, tp = ws["throughput"]["baseline"]["mean"], ws["throughput"]["patched"]["mean"]
         if tb or tp:
             pct = "%+.1f%%" % (100.0 * (tp - tb) / tb) if tb and tp is not None else "-"
-            L.append("throughput ops/s: %s -> %s (%s)" % (_f(tb, 1).strip(), _f(tp, 1).strip(), pct))
+            def g3(v):
+                return "-" if v is None else "%.4g" % v
+            L.append("throughput ops/s: %s -> %s (%s)" % (g3(tb), g3(tp), pct))
         for tr, t in ws["windows"].items():
             if not (t["baseline"]["count"] or t["patched"]["count"]
                     or t["baseline"]["tracer_max"] or t["patched"]["tracer_max"]):
@@ -231,8 +239,9 @@ def render_txt(s, run=None):
                     L.append("  %-16s %8s %8s %8s %8s" % (cls, cv["baseline"]["count"], cv["patched"]["count"],
                                                         _f(cv["baseline"]["max"]).strip(), _f(cv["patched"]["max"]).strip()))
         if run is not None:
-            hb = stats.merge_hists([c["lat_hist"] for c in load.ok_cells(run, s["baseline"], w)])
-            hp = stats.merge_hists([c["lat_hist"] for c in load.ok_cells(run, s["patched"], w)])
+            bcs, pcs = sides(run, s["baseline"], s["patched"], w)
+            hb = stats.merge_hists([c["lat_hist"] for c in bcs])
+            hp = stats.merge_hists([c["lat_hist"] for c in pcs])
             L.append("latency histogram:")
             L.extend(text_hist(hb, hp, label_b=s["baseline"], label_p=s["patched"]).rstrip("\n").split("\n"))
     return "\n".join(l[:80] for l in L) + "\n"
