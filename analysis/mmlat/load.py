@@ -111,6 +111,8 @@ def load_cell(run_dir, variant, workload, rep, cell_dir):
         v = [x for x in v if isinstance(x, (int, float))]
         tp = sum(v) if v else None
     cell["ops_per_s"] = tp
+    cp = os.path.join(g, "calib.txt")   # injected calibration windows
+    cell["calib"] = parse.parse_calib(cp) if _exists(cp) else []
     return cell
 
 

@@ -219,6 +219,13 @@ def workload_throughput(recs):
     return total if seen else None
 
 
+def parse_calib(path_or_text, is_text=False):
+    """guest/calib.txt: one injected window a line, `type=preempt ns=N cpu=C`."""
+    text = _read(path_or_text, is_text)
+    return [{k: _num(v) for k, v in re.findall(r"(\w+)=(\S+)", l)}
+            for l in text.splitlines() if "=" in l]
+
+
 # ----------------------------------------------------------------- stress-ng
 def parse_stressng_yaml(path_or_text, is_text=False):
     """Only the `metrics:` section of stress-ng --yaml output: a list of
@@ -251,6 +258,7 @@ class SymbolMap:
     """System.map text symbols; resolve _stext-relative offsets."""
 
     MAX_SYMBOL_SIZE = 0x10000
+    MODULES_END = 0xffffffffff000000
 
     def __init__(self, path_or_text, is_text=False):
         text = _read(path_or_text, is_text)
@@ -274,15 +282,21 @@ class SymbolMap:
         self.has_modules = any(a > self.etext for a in self.addrs) if self.etext else True
 
     def resolve_addr(self, addr):
+        if addr >= self.MODULES_END:
+            # past x86-64 module space: a bogus offset (6.1 guests report
+            # parent 0x7f000000, i.e. _stext + 2 GiB, for IPs they cannot
+            # express in s32)
+            return "[unknown]", addr - self.stext
         i = bisect.bisect_right(self.addrs, addr) - 1
         if i < 0:
             return None, None
         if self.etext is not None and addr >= self.etext and self.addrs[i] <= self.etext:
             return "[module]", addr - self.etext
         off = addr - self.addrs[i]
+        if off > self.MAX_SYMBOL_SIZE and self.etext is not None and addr >= self.etext:
+            return "[module]", addr - self.etext
         if off > self.MAX_SYMBOL_SIZE:
-            # no function is this long: a bogus offset (6.1 guests report
-            # parent 0x7f000000 for lock-parent IPs it cannot express)
+            # no function is this long
             return "[unknown]", off
         return self.names[i], off
 

@@ -148,6 +148,8 @@ def build(run, baseline=None, patched=None, n_resamples=2000, conf=0.95, seed=1)
                     max(200, n_resamples // 4), conf, seed)
             ws["windows"][tr] = t
         ws["n_cells"] = {"baseline": len(bc), "patched": len(pc)}
+        ws["calib"] = {"baseline": [x for c in bc for x in c["calib"]],
+                       "patched": [x for c in pc for x in c["calib"]]}
         s["workloads"][w] = ws
     return s
 

@@ -158,3 +158,8 @@ def test_stressng_yaml_real():
     assert [x["stressor"] for x in m] == ["mmap", "fork"]
     assert m[1]["bogo-ops"] == 11457
     assert m[1]["bogo-ops-per-second-real-time"] == 3818.817601
+
+
+def test_calib_lines():
+    r = parse.parse_calib("type=preempt ns=1000514 cpu=0\ntype=irq ns=1000418 cpu=0\n", is_text=True)
+    assert r == [{"type": "preempt", "ns": 1000514, "cpu": 0}, {"type": "irq", "ns": 1000418, "cpu": 0}]
