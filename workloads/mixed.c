@@ -4,6 +4,7 @@
  * binary) and sums their ops, so all mm paths load the guest together.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <libgen.h>
 #include <signal.h>
 #include <stdio.h>
@@ -57,7 +58,15 @@ int main(int argc, char **argv)
 		out[i] = fdopen(fds[0], "r");
 	}
 	for (i = 0; i < NR_PARTS; i++) {
-		while (fgets(line, sizeof(line), out[i])) {
+		for (;;) {
+			if (!fgets(line, sizeof(line), out[i])) {
+				/* Our own stop signal interrupts the read. */
+				if (!ferror(out[i]) || errno != EINTR)
+					break;
+				clearerr(out[i]);
+				kill(pid[i], SIGTERM);
+				continue;
+			}
 			if (sscanf(line, "ops=%llu", &v) == 1)
 				part_ops[i] = v;
 			else if (sscanf(line, "bytes=%llu", &v) == 1)
