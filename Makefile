@@ -69,7 +69,8 @@ compare:
 	@test -n "$(RUN)" || { echo 'mmlat: error: no run: give RUN=results/<id>' >&2; exit 1; }
 	@$(ANALYSIS) compare "$(RUN)" --baseline $(BASELINE) --patched $(PATCHED)
 
-test: deps test-unit test-integration
+test: deps
+	@$(MAKE) --no-print-directory test-unit test-integration
 
 test-unit:
 	@$(PYTHON) -m pytest -q analysis/tests workloads/tests tests/unit

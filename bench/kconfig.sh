@@ -33,7 +33,7 @@ check_config() {
 			}
 			return ""
 		}
-		FNR == NR {
+		FILENAME == ARGV[1] {
 			n = name_of($0)
 			if (n != "") have[n] = want_of($0)
 			next

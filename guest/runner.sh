@@ -5,7 +5,8 @@
 # that ends the VM).
 #
 # Job keys: workload (munmap|exit|truncate|fork|mixed|sng-<recipe>|idle|probe),
-# duration (s), trace (full|max|none), calib (e.g. "preempt:200,irq:1000").
+# duration (s), size_mib (workload region), trace (full|max|none),
+# calib (e.g. "preempt:200,irq:1000"), seed.
 set -eu
 
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin
@@ -34,14 +35,14 @@ mount_all() {
 }
 
 read_job() {
-	workload=idle duration=10 trace=full calib= seed=1
+	workload=idle duration=10 trace=full calib= seed=1 size_mib=16
 	for arg in $(cat /proc/cmdline); do
 		case $arg in
 		mmlat.*=*)
 			key=${arg#mmlat.}
 			key=${key%%=*}
 			case $key in
-			workload|duration|trace|calib|seed) eval "$key=\${arg#*=}" ;;
+			workload|duration|trace|calib|seed|size_mib) eval "$key=\${arg#*=}" ;;
 			*) fail "unknown job key '$key' on the kernel command line" ;;
 			esac
 			;;
@@ -115,7 +116,7 @@ start_workload() {
 	case $workload in
 	idle) ;;
 	munmap|exit|truncate|fork|mixed)
-		/bin/mmlat-$workload -d "$duration" > $OUT/workload.txt 2> $OUT/workload.err &
+		/bin/mmlat-$workload -d "$duration" -s "$size_mib" > $OUT/workload.txt 2> $OUT/workload.err &
 		workload_pid=$!
 		;;
 	sng-*)
@@ -134,11 +135,25 @@ start_workload() {
 inject_calibration() {
 	[ -n "$calib" ] || return 0
 	insmod /lib/mmlat/mmlat_calib.ko || fail "cannot load the calibration module"
+	# Module addresses are not in System.map: ship the symbols.
+	cat /proc/kallsyms > $OUT/kallsyms.txt
 	sleep 1
 	for w in $(echo "$calib" | tr ',' ' '); do
 		echo "${w%%:*} ${w#*:}" > /proc/mmlat_calib
 		cat /proc/mmlat_calib >> $OUT/calib.txt
 		sleep 1
+	done
+}
+
+# cyclictest has locked its memory and started its measuring threads.
+wait_measuring() {
+	tries=0
+	until [ "$(awk '/^Threads:/ {print $2}' /proc/$1/status 2>/dev/null || echo 0)" -gt "$ncpu" ] &&
+	      [ "$(awk '/^VmLck:/ {print $2}' /proc/$1/status 2>/dev/null || echo 0)" -gt 0 ]; do
+		kill -0 "$1" 2>/dev/null || fail "cyclictest exited at start: $(tail -n 3 $OUT/cyclictest.log)"
+		tries=$((tries + 1))
+		[ $tries -lt 600 ] || fail "cyclictest did not start measuring within 60 s"
+		sleep 0.1
 	done
 }
 
@@ -154,13 +169,22 @@ main() {
 	uname -a > $OUT/uname.txt
 	cat /proc/cmdline > $OUT/cmdline.txt
 
+	# cyclictest runs until told to stop, and tracing covers only the time
+	# it measures: its own mlockall() at start and munlockall() at exit are
+	# long PTE-lock walks that are not part of any workload.
+	cyclictest -S -m -p95 -i500 -q -h 20000 \
+		--histfile=$OUT/cyclictest.hist --json=$OUT/cyclictest.json \
+		> $OUT/cyclictest.log 2>&1 &
+	cyclictest_pid=$!
+	wait_measuring $cyclictest_pid
 	setup_tracing
 	start_workload
 	(sleep 1; inject_calibration) &
 	calib_pid=$!
-	cyclictest -S -m -p95 -i500 -q -D "${duration}s" -h 20000 \
-		--histfile=$OUT/cyclictest.hist --json=$OUT/cyclictest.json \
-		> $OUT/cyclictest.log 2>&1 || fail "cyclictest failed: $(tail -n 3 $OUT/cyclictest.log)"
+	sleep "$duration"
+	echo 0 > $T/tracing_on
+	kill -INT $cyclictest_pid
+	wait $cyclictest_pid || fail "cyclictest failed: $(tail -n 3 $OUT/cyclictest.log)"
 	wait $calib_pid || fail "calibration failed"
 	if [ -n "$workload_pid" ]; then
 		kill -TERM "$workload_pid" 2>/dev/null || true
