@@ -12,7 +12,11 @@ LINUX_TARBALL=${LINUX_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
 VARIANTS_CONF=${VARIANTS_CONF:-$MMLAT_ROOT/bench/variants.conf}
 PATCHES_DIR=${PATCHES_DIR:-$MMLAT_ROOT/patches}
 CONFIG_FRAGMENT=${CONFIG_FRAGMENT:-$MMLAT_ROOT/bench/config/mmlat.config}
-export CCACHE_DIR
+# TCG icount: 2^shift ns of virtual time per guest instruction. shift=3 is
+# a 125 MIPS virtual CPU; at shift=5 (31 MIPS) cyclictest plus the window
+# tracing left SCHED_OTHER tasks starved behind RT throttling.
+ICOUNT_SHIFT=${ICOUNT_SHIFT:-3}
+export CCACHE_DIR ICOUNT_SHIFT
 
 log() { printf '[mmlat %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { printf 'mmlat: error: %s\n' "$*" >&2; exit 1; }

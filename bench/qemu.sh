@@ -13,7 +13,7 @@ set -euo pipefail
 [ $# -eq 4 ] || die "usage: $0 OUT_DIR KERNEL_DIR INITRD 'JOB ARGS'"
 out=$1 kdir=$2 initrd=$3 job=$4
 ACCEL=${ACCEL:-tcg-icount} SMP=${SMP:-1} MEM=${MEM:-1024}
-ICOUNT_SHIFT=${ICOUNT_SHIFT:-5} TIMEOUT=${TIMEOUT:-300}
+TIMEOUT=${TIMEOUT:-300}
 [ -f "$kdir/bzImage" ] || die "no kernel at $kdir/bzImage"
 
 case $ACCEL in

@@ -74,7 +74,7 @@ else
   "repeat": $REPEAT,
   "accel": "$ACCEL",
   "smp": $SMP,
-  "icount_shift": ${ICOUNT_SHIFT:-5},
+  "icount_shift": $ICOUNT_SHIFT,
   "trace": "$TRACE",
   "config_sha256": "$(cat "$config_dir/config.sha256")",
   "kernel_version": "$(make -s -C "$PRISTINE_TREE" kernelversion)",
