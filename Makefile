@@ -10,7 +10,7 @@ DURATION  ?= 5
 REPEAT    ?= 1
 ACCEL     ?= auto
 SMP       ?=
-TRACE     ?= full
+TRACE     ?= max
 RUN_ID    ?= $(shell date +%Y%m%d-%H%M%S)
 RUN       ?= $(shell cat results/.latest 2>/dev/null)
 # Debian's interpreter: the analysis uses Debian's numpy and matplotlib.

@@ -20,7 +20,7 @@ CALIB_US = (1000, 5000)
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory):
     results = tmp_path_factory.mktemp("results")
-    env = dict(os.environ, RESULTS_DIR=str(results), RUN_ID="itest",
+    env = dict(os.environ, RESULTS_DIR=str(results), RUN_ID="itest", TRACE="full",
                VARIANTS="mainline", WORKLOADS="munmap idle", DURATION="3",
                REPEAT="1", ACCEL=os.environ.get("ACCEL", "auto"),
                CALIB=",".join(f"preempt:{us}" for us in CALIB_US))
