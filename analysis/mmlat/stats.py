@@ -71,6 +71,22 @@ def _resample_hist(rng, vals, probs, n):
     return rng.multinomial(n, probs)
 
 
+# Resampling the samples of one boot cannot produce a value beyond that
+# boot's own extremes, so its interval for the max, or for a percentile with
+# few samples above it, is spuriously narrow. In pooled mode such a tail
+# statistic is never called significant: it needs repeats.
+MIN_TAIL_SAMPLES = 10
+
+
+def _tail_supported(method, name, n_base, n_patched):
+    if method == "repeats":
+        return True
+    if name == "max":
+        return False
+    q = PCTS[PCT_NAMES.index(name)]
+    return min(n_base, n_patched) * (1 - q / 100) >= MIN_TAIL_SAMPLES
+
+
 def bootstrap_diff(base_cells, patch_cells, n_resamples=2000, conf=0.95,
                    seed=1, method=None):
     """Percentile bootstrap CI of stat(patched) - stat(baseline) for each
@@ -123,7 +139,7 @@ def bootstrap_diff(base_cells, patch_cells, n_resamples=2000, conf=0.95,
     a = (1 - conf) / 2
     for n in CI_NAMES:
         lo, hi = np.quantile(draws[n], [a, 1 - a])
-        sig = bool(lo > 0 or hi < 0)
+        sig = bool(lo > 0 or hi < 0) and _tail_supported(method, n, nb, npch)
         result["stats"][n] = {
             "base": _stat_from_sample(vals, bsum, n),
             "patched": _stat_from_sample(vals, psum, n),

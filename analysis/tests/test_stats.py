@@ -50,3 +50,13 @@ def test_refuse_incompatible():
         stats.check_compatible({"accel": "kvm"}, {"accel": "tcg"})
     stats.check_compatible({"accel": "tcg", "config_sha256": "x"},
                            {"accel": "tcg", "config_sha256": "x"})
+
+
+def test_pooled_max_is_never_significant_from_one_boot():
+    from mmlat.stats import bootstrap_diff
+    base = [{10: 1000, 100: 1}]
+    patched = [{10: 1000, 50: 1}]
+    res = bootstrap_diff(base, patched, n_resamples=300)
+    assert res["method"] == "pooled"
+    assert res["stats"]["max"]["delta"] == -50
+    assert not res["stats"]["max"]["significant"]
