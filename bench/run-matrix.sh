@@ -49,7 +49,7 @@ done
 if [ "$ACCEL" = auto ]; then
 	ACCEL=$(bash "$MMLAT_ROOT/bench/accel.sh" "$KERNELS_DIR/${names[0]}" "$base")
 fi
-# icount serialises the vCPUs and hangs SMP guests (see README), so the
+# icount serialises the vCPUs (one host thread for all of them), so the
 # deterministic mode is uniprocessor; the other modes default to 2 vCPUs.
 if [ "$ACCEL" = tcg-icount ]; then SMP=${SMP:-1}; else SMP=${SMP:-2}; fi
 export ACCEL SMP
