@@ -1,8 +1,8 @@
 """Integration test: build one kernel, boot it in the automatically chosen
 accelerator for a short munmap cell and a calibration cell, and check what
-came back. Takes a cold kernel build (minutes) on first run. It traces every
-window (TRACE=full), which under TCG is fastest in wall time at icount
-shift 5 (a slow virtual CPU needs fewer host instructions per guest second)."""
+came back. Takes a cold kernel build (minutes) on first run. Cells run with
+TRACE=max: tracing every window (TRACE=full) takes minutes per cell under
+TCG."""
 import json
 import os
 import subprocess
@@ -22,7 +22,7 @@ CALIB_US = (1000, 5000)
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory):
     results = tmp_path_factory.mktemp("results")
-    env = dict(os.environ, RESULTS_DIR=str(results), RUN_ID="itest", TRACE="full", ICOUNT_SHIFT="5",
+    env = dict(os.environ, RESULTS_DIR=str(results), RUN_ID="itest", TRACE="max",
                VARIANTS="mainline", WORKLOADS="munmap idle", DURATION="3",
                REPEAT="1", ACCEL=os.environ.get("ACCEL", "auto"),
                CALIB=",".join(f"preempt:{us}" for us in CALIB_US))
@@ -48,31 +48,26 @@ def test_meta_records_mode_and_hashes(run_dir):
     assert meta["kernel_version"].startswith("6.1.")
 
 
-def test_munmap_cell_has_latency_windows_and_work(run_dir):
+def test_munmap_cell_has_latency_window_and_work(run_dir):
     guest = cell(run_dir, "munmap")
     cyc = parse.parse_cyclictest_json(guest / "cyclictest.json")
     samples = sum(t["cycles"] for t in cyc["threads"].values())
     assert samples > 100
     assert max(t["max"] for t in cyc["threads"].values()) > 0
     assert int((guest / "tracer/preemptoff.max").read_text()) > 0
-    hist = parse.parse_hist_trigger(guest / "windows/preemptoff.hist")
-    assert hist["hits"] > 0 and hist["dropped"] == 0
-    # Full window tracing slows the virtual CPU so much that a 3 s cell may
-    # not finish one large munmap; the driver must still report its run.
     work = parse.parse_workload(guest / "workload.txt")[0]
-    assert work["workload"] == "munmap" and work["duration_s"] >= 3
+    assert work["workload"] == "munmap"
+    assert work["ops"] > 0 and work["bytes"] > 0
 
 
-def test_calibration_windows_are_seen_by_tracer_and_hist(run_dir):
+def test_calibration_windows_are_measured_and_seen_by_cyclictest(run_dir):
     guest = cell(run_dir, "idle")
     measured = [int(line.split("ns=")[1].split()[0]) / 1000
                 for line in (guest / "calib.txt").read_text().splitlines()]
     assert len(measured) == len(CALIB_US)
     for want, got in zip(CALIB_US, measured):
         assert want <= got < want * 1.1
-    assert int((guest / "tracer/preemptoff.max").read_text()) > 0
-    # Every injected window appears in the window histogram within 10 %.
-    hist = parse.parse_hist_trigger(guest / "windows/preemptoff.hist")
-    lats = [e["lat"] for e in hist["entries"]]
-    for got in measured:
-        assert any(abs(lat - got) <= 0.1 * got for lat in lats), got
+    # cyclictest's thread on the same (only) CPU cannot run inside an
+    # injected preempt-off window, so its max covers the longest one.
+    cyc = parse.parse_cyclictest_json(guest / "cyclictest.json")
+    assert max(t["max"] for t in cyc["threads"].values()) >= 0.9 * measured[-1]
