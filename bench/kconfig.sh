@@ -56,8 +56,11 @@ make_config() {
 	local out staging
 	out=$(realpath -m "$1")
 	shift
-	local frags=("$@")
-	[ ${#frags[@]} -gt 0 ] || frags=("$CONFIG_FRAGMENT")
+	local frags=() f
+	for f in "${@:-$CONFIG_FRAGMENT}"; do
+		[ -f "$f" ] || die "config fragment $f not found"
+		frags+=("$(realpath "$f")")
+	done
 	bash "$MMLAT_ROOT/bench/tree.sh" pristine
 	staging=$out.tmp
 	rm -rf "$staging"
