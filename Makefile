@@ -13,6 +13,10 @@ SMP       ?=
 TRACE     ?= max
 RUN_ID    ?= $(shell date +%Y%m%d-%H%M%S)
 RUN       ?= $(shell cat results/.latest 2>/dev/null)
+# Safety boots: the debug-config kernels under every workload.
+CHECK_VARIANTS  ?= mainline baseline patched
+CHECK_WORKLOADS ?= munmap exit truncate fork mixed
+CHECK_DURATION  ?= 3
 # Debian's interpreter: the analysis uses Debian's numpy and matplotlib.
 PYTHON    ?= /usr/bin/python3
 
@@ -22,8 +26,8 @@ export SMP
 endif
 ANALYSIS = PYTHONPATH=analysis $(PYTHON) -m mmlat
 
-.PHONY: help deps bench kernels guest report compare test test-unit \
-	test-integration clean distclean
+.PHONY: help deps bench kernels guest report compare check-kernels test \
+	test-unit test-integration clean distclean
 
 help:
 	@echo 'mmlat — compare scheduling latency and preempt-off windows of two 6.1 kernels'
@@ -34,6 +38,8 @@ help:
 	@echo '  make guest      build the guest initramfs only'
 	@echo '  make report     (re)write the report of RUN=results/<id> (default: latest)'
 	@echo '  make compare    exit non-zero if PATCHED is significantly worse in RUN'
+	@echo '  make check-kernels  build $$(CHECK_VARIANTS) with lockdep, DEBUG_ATOMIC_SLEEP and'
+	@echo '                 DEBUG_VM, boot each under $$(CHECK_WORKLOADS); fail on any splat'
 	@echo '  make deps       check/install the Debian packages'
 	@echo '  make clean      remove kernels, guest images and objects (keeps tree, ccache, results)'
 	@echo '  make distclean  also remove the unpacked tree and ccache'
@@ -44,6 +50,8 @@ help:
 	@echo '  DURATION=$(DURATION) (guest seconds per cell) REPEAT=$(REPEAT)'
 	@echo '  ACCEL=$(ACCEL) (auto kvm tcg-icount tcg-mt) SMP=$(SMP) (default 1 with icount, else 2)'
 	@echo '  TRACE=$(TRACE) (full max none) RUN_ID=<new timestamp> RUN=$(RUN)'
+	@echo '  CHECK_VARIANTS="$(CHECK_VARIANTS)" CHECK_WORKLOADS="$(CHECK_WORKLOADS)"'
+	@echo '  CHECK_DURATION=$(CHECK_DURATION)'
 
 deps:
 	@bash bench/deps.sh
@@ -56,6 +64,11 @@ bench:
 kernels: deps
 	@bash bench/kconfig.sh make build/config/bench
 	@for v in $(VARIANTS); do bash bench/build.sh "$$v" build/config/bench || exit 1; done
+
+check-kernels: deps
+	@FLAVOR=check STRICT=1 VARIANTS="$(CHECK_VARIANTS)" WORKLOADS="$(CHECK_WORKLOADS)" \
+		DURATION=$(CHECK_DURATION) REPEAT=1 TRACE=none RUN_ID=check-$(RUN_ID) \
+		bash bench/run-matrix.sh
 
 guest: deps
 	@bash guest/initramfs.sh base build/guest/base.cpio

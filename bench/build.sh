@@ -16,7 +16,7 @@ config_dir=$(realpath "$2")
 tree=$(bash "$MMLAT_ROOT/bench/tree.sh" variant "$spec")
 resolve_variant "$spec"
 name=$VARIANT_NAME
-obj=$tree/obj
+obj=$tree/$OBJ_SUBDIR
 out=$KERNELS_DIR/$name
 series_sha=$(cat "$tree/.mmlat-series-sha256")
 config_sha=$(cat "$config_dir/config.sha256")

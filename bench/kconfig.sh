@@ -4,7 +4,7 @@
 # Kconfig silently drops options whose dependencies are not met, so every
 # option of the fragments is checked afterwards.
 #
-# usage: bench/kconfig.sh make OUT_DIR [FRAGMENT...]   (default fragment: bench/config/mmlat.config)
+# usage: bench/kconfig.sh make OUT_DIR [FRAGMENT...]   (default: the fragments of $FLAVOR)
 #        bench/kconfig.sh check CONFIG FRAGMENT...
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -57,7 +57,8 @@ make_config() {
 	out=$(realpath -m "$1")
 	shift
 	local frags=() f
-	for f in "${@:-$CONFIG_FRAGMENT}"; do
+	[ $# -gt 0 ] || set -- "${FLAVOR_FRAGMENTS[@]}"
+	for f in "$@"; do
 		[ -f "$f" ] || die "config fragment $f not found"
 		frags+=("$(realpath "$f")")
 	done

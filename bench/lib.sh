@@ -5,13 +5,29 @@ MMLAT_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD_DIR=${BUILD_DIR:-$MMLAT_ROOT/build}
 PRISTINE_TREE=$BUILD_DIR/linux-source-6.1
 TREES_DIR=$BUILD_DIR/trees
-KERNELS_DIR=$BUILD_DIR/kernels
 CONFIG_DIR=$BUILD_DIR/config
 CCACHE_DIR=${CCACHE_DIR:-$BUILD_DIR/ccache}
 LINUX_TARBALL=${LINUX_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
 VARIANTS_CONF=${VARIANTS_CONF:-$MMLAT_ROOT/bench/variants.conf}
 PATCHES_DIR=${PATCHES_DIR:-$MMLAT_ROOT/patches}
 CONFIG_FRAGMENT=${CONFIG_FRAGMENT:-$MMLAT_ROOT/bench/config/mmlat.config}
+# Build flavour: "bench" is the measured kernel; "check" adds the debug
+# fragment (lockdep, atomic-sleep checks, DEBUG_VM) for the safety boots.
+# Each flavour has its own config, object dirs and installed kernels, so
+# building one never invalidates the other.
+FLAVOR=${FLAVOR:-bench}
+case $FLAVOR in
+bench)
+	FLAVOR_FRAGMENTS=("$CONFIG_FRAGMENT")
+	KERNELS_DIR=$BUILD_DIR/kernels OBJ_SUBDIR=obj ;;
+check)
+	FLAVOR_FRAGMENTS=("$CONFIG_FRAGMENT" "$MMLAT_ROOT/bench/config/check.config")
+	KERNELS_DIR=$BUILD_DIR/kernels-check OBJ_SUBDIR=obj-check ;;
+*)
+	printf 'mmlat: error: unknown FLAVOR=%s (bench or check)\n' "$FLAVOR" >&2
+	exit 1 ;;
+esac
+FLAVOR_CONFIG_DIR=$CONFIG_DIR/$FLAVOR
 # TCG icount: 2^shift ns of virtual time per guest instruction. shift=3 is
 # a 125 MIPS virtual CPU; at shift=5 (31 MIPS) cyclictest plus the window
 # tracing left SCHED_OTHER tasks starved behind RT throttling.
@@ -28,6 +44,13 @@ commit_dir() {
 	[ -e "$final" ] && mv "$final" "$final.old"
 	mv "$staging" "$final"
 	rm -rf "$final.old"
+}
+
+# first_splat FILE: the first line of FILE that reports a kernel bug,
+# warning or locking/atomicity violation; fails if there is none.
+first_splat() {
+	grep -m1 -E 'Kernel panic|BUG:|Oops|general protection fault|WARNING:|DEBUG_LOCKS_WARN_ON|possible (recursive|circular) locking|possible irq lock inversion|inconsistent lock state|suspicious RCU usage|sleeping function called from invalid context|scheduling while atomic' "$1" |
+		sed 's/^\[[^]]*\] //' | grep .
 }
 
 # Seconds since the epoch, for elapsed-time reporting.

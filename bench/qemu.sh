@@ -44,8 +44,8 @@ con=$out/console.log
 touch "$con"
 if grep -q 'mmlat-runner: FAIL' "$con"; then
 	cause="runner: $(grep -m1 'mmlat-runner: FAIL' "$con" | sed 's/.*FAIL: //')"
-elif grep -qE 'Kernel panic|BUG:|Oops|general protection fault|WARNING:|lockdep|sleeping function called from invalid context|scheduling while atomic' "$con"; then
-	cause="kernel: $(grep -m1 -E 'Kernel panic|BUG:|Oops|general protection fault|WARNING:|lockdep|sleeping function called|scheduling while atomic' "$con" | sed 's/^\[[^]]*\] //')"
+elif splat=$(first_splat "$con"); then
+	cause="kernel: $splat"
 elif [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
 	cause="hang: no result within ${TIMEOUT}s wall time (last console line: $(tail -n 1 "$con" | tr -d '\r'))"
 elif [ $rc -ne 0 ]; then
@@ -61,6 +61,9 @@ if ! tar -xf "$disk" -C "$out/guest" 2>"$out/tar.log"; then
 	[ -n "$cause" ] || cause="results disk unreadable: $(head -n 1 "$out/tar.log")"
 elif [ -z "$cause" ] && [ "$(cat "$out/guest/status" 2>/dev/null)" != ok ]; then
 	cause="guest status: $(cat "$out/guest/status" 2>/dev/null || echo missing)"
+elif [ -z "$cause" ] && [ -f "$out/guest/dmesg.txt" ] && splat=$(first_splat "$out/guest/dmesg.txt"); then
+	# loglevel=4 keeps warnings (lockdep, might_sleep) off the console.
+	cause="kernel (dmesg): $splat"
 fi
 rm -f "$disk" "$out/tar.log"
 

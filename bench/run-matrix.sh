@@ -4,7 +4,8 @@
 # rerun with the same RUN_ID resumes, a new RUN_ID starts afresh.
 #
 # env: VARIANTS (specs), WORKLOADS, DURATION (guest s), REPEAT, ACCEL
-# (auto|kvm|tcg-icount|tcg-mt), SMP, RUN_ID, TRACE (full|max|none), CALIB
+# (auto|kvm|tcg-icount|tcg-mt), SMP, RUN_ID, TRACE (full|max|none), CALIB,
+# FLAVOR (bench|check), STRICT (1: exit non-zero if any cell failed)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$MMLAT_ROOT/bench/variants.sh"
@@ -22,9 +23,9 @@ run=$RESULTS_DIR/$RUN_ID
 t0=$(now)
 
 bash "$MMLAT_ROOT/bench/deps.sh"
-config_dir=$CONFIG_DIR/bench
-log "stage 1/4: config"
-bash "$MMLAT_ROOT/bench/kconfig.sh" make "$config_dir" "$CONFIG_FRAGMENT"
+config_dir=$FLAVOR_CONFIG_DIR
+log "stage 1/4: config ($FLAVOR)"
+bash "$MMLAT_ROOT/bench/kconfig.sh" make "$config_dir"
 names=()
 log "stage 2/4: kernels ($VARIANTS)"
 for spec in $VARIANTS; do
@@ -64,6 +65,8 @@ mkdir -p "$run/cells" "$run/kernels"
 if [ -f "$run/meta.json" ]; then
 	grep -q "\"accel\": \"$ACCEL\"" "$run/meta.json" ||
 		die "run $RUN_ID was measured with another accelerator; start a new RUN_ID rather than mixing modes"
+	grep -q "\"config_sha256\": \"$(cat "$config_dir/config.sha256")\"" "$run/meta.json" ||
+		die "run $RUN_ID was measured with another kernel config; start a new RUN_ID rather than mixing configs"
 	log "resuming run $RUN_ID"
 else
 	for n in "${names[@]}"; do
@@ -82,6 +85,7 @@ else
   "smp": $SMP,
   "icount_shift": $ICOUNT_SHIFT,
   "trace": "$TRACE",
+  "flavor": "$FLAVOR",
   "config_sha256": "$(cat "$config_dir/config.sha256")",
   "kernel_version": "$(make -s -C "$PRISTINE_TREE" kernelversion)",
   "initramfs_sha256": "$(sha256sum "$base" | cut -d' ' -f1)",
@@ -145,4 +149,15 @@ JSON
 	done
 done
 log "matrix done in $(($(now) - t0))s: $total cells, $failed failed, in ${run#$MMLAT_ROOT/}"
-echo "$run" > "$RESULTS_DIR/.latest"
+[ "$FLAVOR" != bench ] || echo "$run" > "$RESULTS_DIR/.latest"
+# STRICT=1 (the safety boots): any failed cell of the run, resumed ones
+# included, fails the matrix with every cause listed.
+if [ "${STRICT:-0}" = 1 ]; then
+	bad=$(grep -l '"status": "failed"' "$run"/cells/*/*/r*/cell.json 2>/dev/null || true)
+	if [ -n "$bad" ]; then
+		for f in $bad; do
+			printf '    %s: %s\n' "$(dirname "${f#$run/cells/}")" "$(sed -n 's/.*"cause": "\(.*\)",/\1/p' "$f")" >&2
+		done
+		die "$(echo "$bad" | wc -l) of $total cells failed in ${run#$MMLAT_ROOT/} (causes above)"
+	fi
+fi

@@ -136,3 +136,36 @@ def test_series_hash_follows_patch_content(fake_env, tmp_path):
     patch = tmp_path / "patches/good/0001-good.patch"
     patch.write_text(patch.read_text().replace("+TWO", "+Two"))
     assert series_sha(env, "good") != first
+
+
+def first_splat(tmp_path, lines):
+    log = tmp_path / "dmesg.txt"
+    log.write_text("".join(line + "\n" for line in lines))
+    return run(["bash", "-c", '. bench/lib.sh && first_splat "$1"', "-", str(log)])
+
+
+# Lines as a check-config 6.1 guest prints them.
+BENIGN = [
+    "[    0.270780] rcu: \tRCU lockdep checking is enabled.",
+    "[    0.000000] Lock dependency validator: Copyright (c) 2006 Red Hat, Inc., Ingo Molnar",
+    "[    0.551852] smpboot: Total of 1 processors activated (2000.01 BogoMIPS)",
+]
+
+
+def test_check_boot_info_lines_are_not_splats(tmp_path):
+    assert first_splat(tmp_path, BENIGN).returncode != 0
+
+
+@pytest.mark.parametrize("splat", [
+    "BUG: sleeping function called from invalid context at mm/memory.c:1234",
+    "BUG: scheduling while atomic: mmlat-munmap/91/0x00000002",
+    "WARNING: possible circular locking dependency detected",
+    "WARNING: possible recursive locking detected",
+    "WARNING: inconsistent lock state",
+    "WARNING: suspicious RCU usage",
+    "WARNING: CPU: 0 PID: 1 at mm/rmap.c:300 anon_vma_clone+0x1/0x2",
+])
+def test_check_boot_splats_are_named(tmp_path, splat):
+    res = first_splat(tmp_path, BENIGN + ["[   12.345678] " + splat, "[   12.4] next"])
+    assert res.returncode == 0
+    assert res.stdout.strip() == splat
