@@ -11,8 +11,14 @@ REPEAT    ?= 1
 ACCEL     ?= auto
 SMP       ?=
 TRACE     ?= max
-RUN_ID    ?= $(shell date +%Y%m%d-%H%M%S)
+# Evaluated once, so every use in one make invocation names the same run.
+ifeq ($(origin RUN_ID),undefined)
+RUN_ID    := $(shell date +%Y%m%d-%H%M%S)
+endif
 RUN       ?= $(shell cat results/.latest 2>/dev/null)
+# Calibration: windows of known length injected into an idle guest.
+CALIB_VARIANT ?= mainline
+CALIB         ?= preempt:200,preempt:1000,preempt:5000,irq:200,irq:1000,irq:5000
 # Safety boots: the debug-config kernels under every workload.
 CHECK_VARIANTS  ?= mainline baseline patched
 CHECK_WORKLOADS ?= munmap exit truncate fork mixed
@@ -26,7 +32,7 @@ export SMP
 endif
 ANALYSIS = PYTHONPATH=analysis $(PYTHON) -m mmlat
 
-.PHONY: help deps bench kernels guest report compare check-kernels test \
+.PHONY: help deps bench kernels guest report compare calibrate check-kernels test \
 	test-unit test-integration clean distclean
 
 help:
@@ -38,6 +44,8 @@ help:
 	@echo '  make guest      build the guest initramfs only'
 	@echo '  make report     (re)write the report of RUN=results/<id> (default: latest)'
 	@echo '  make compare    exit non-zero if PATCHED is significantly worse in RUN'
+	@echo '  make calibrate  inject $$(CALIB) windows into $$(CALIB_VARIANT); check that tracer,'
+	@echo '                 attribution and cyclictest see each one'
 	@echo '  make check-kernels  build $$(CHECK_VARIANTS) with lockdep, DEBUG_ATOMIC_SLEEP and'
 	@echo '                 DEBUG_VM, boot each under $$(CHECK_WORKLOADS); fail on any splat'
 	@echo '  make deps       check/install the Debian packages'
@@ -50,6 +58,7 @@ help:
 	@echo '  DURATION=$(DURATION) (guest seconds per cell) REPEAT=$(REPEAT)'
 	@echo '  ACCEL=$(ACCEL) (auto kvm tcg-icount tcg-mt) SMP=$(SMP) (default 1 with icount, else 2)'
 	@echo '  TRACE=$(TRACE) (full max none) RUN_ID=<new timestamp> RUN=$(RUN)'
+	@echo '  CALIB_VARIANT=$(CALIB_VARIANT) CALIB=$(CALIB)'
 	@echo '  CHECK_VARIANTS="$(CHECK_VARIANTS)" CHECK_WORKLOADS="$(CHECK_WORKLOADS)"'
 	@echo '  CHECK_DURATION=$(CHECK_DURATION)'
 
@@ -64,6 +73,11 @@ bench:
 kernels: deps
 	@bash bench/kconfig.sh make build/config/bench
 	@for v in $(VARIANTS); do bash bench/build.sh "$$v" build/config/bench || exit 1; done
+
+calibrate: deps
+	@VARIANTS="$(CALIB_VARIANT)" WORKLOADS=idle DURATION=2 REPEAT=1 TRACE=max \
+		CALIB="$(CALIB)" RUN_ID=calib-$(RUN_ID) bash bench/run-matrix.sh
+	@$(ANALYSIS) calibrate results/calib-$(RUN_ID)
 
 check-kernels: deps
 	@FLAVOR=check STRICT=1 VARIANTS="$(CHECK_VARIANTS)" WORKLOADS="$(CHECK_WORKLOADS)" \

@@ -4,8 +4,9 @@
 # rerun with the same RUN_ID resumes, a new RUN_ID starts afresh.
 #
 # env: VARIANTS (specs), WORKLOADS, DURATION (guest s), REPEAT, ACCEL
-# (auto|kvm|tcg-icount|tcg-mt), SMP, RUN_ID, TRACE (full|max|none), CALIB,
-# FLAVOR (bench|check), STRICT (1: exit non-zero if any cell failed)
+# (auto|kvm|tcg-icount|tcg-mt), SMP, RUN_ID, TRACE (full|max|none), CALIB
+# (windows injected in the idle cells), FLAVOR (bench|check), STRICT (1:
+# exit non-zero if any cell failed)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$MMLAT_ROOT/bench/variants.sh"
@@ -120,7 +121,8 @@ for r in $(seq 1 "$REPEAT"); do
 			log "cell $i/$total $n/$w/r$r (elapsed $(($(now) - t0))s, remaining ~$remaining)"
 			c0=$(now)
 			calib_arg=
-			[ -z "$CALIB" ] || calib_arg="mmlat.calib=$CALIB"
+			# Calibration needs a quiet guest: only idle cells inject.
+			[ -z "$CALIB" ] || [ "$w" != idle ] || calib_arg="mmlat.calib=$CALIB"
 			TIMEOUT=${CELL_TIMEOUT:-$((DURATION * 20 + 240))} \
 			bash "$MMLAT_ROOT/bench/qemu.sh" "$staging" "$KERNELS_DIR/$n" "$BUILD_DIR/guest/initrd-$n.cpio" \
 				"mmlat.workload=$w mmlat.duration=$DURATION mmlat.trace=$TRACE mmlat.seed=$r $calib_arg" ||

@@ -131,16 +131,41 @@ start_workload() {
 }
 
 # Calibration: inject windows of known length through the guest module, so
-# the host can check that tracer, attribution and cyclictest see them.
+# the host can check that tracer, attribution and cyclictest see them. Each
+# window gets the matching max tracer, reset just before it, so the tracer's
+# reading and its trace belong to that window alone.
 inject_calibration() {
 	[ -n "$calib" ] || return 0
 	insmod /lib/mmlat/mmlat_calib.ko || fail "cannot load the calibration module"
 	# Module addresses are not in System.map: ship the symbols.
 	cat /proc/kallsyms > $OUT/kallsyms.txt
+	mkdir -p $OUT/calib
 	sleep 1
+	n=0
 	for w in $(echo "$calib" | tr ',' ' '); do
-		echo "${w%%:*} ${w#*:}" > /proc/mmlat_calib
-		cat /proc/mmlat_calib >> $OUT/calib.txt
+		n=$((n + 1))
+		kind=${w%%:*}
+		if [ "$trace" != none ]; then
+			case $kind in
+			preempt) echo preemptoff > $T/current_tracer ;;
+			irq) echo irqsoff > $T/current_tracer ;;
+			esac
+			echo 0 > $T/tracing_max_latency
+		fi
+		# Shell builtins only from here until tracing stops: a forked
+		# command's exit unmaps its mm, a window that can outlast a short
+		# injected one and take over the tracer.
+		echo "$kind ${w#*:}" > /proc/mmlat_calib || fail "calibration window '$w' rejected"
+		read -r result < /proc/mmlat_calib
+		if [ "$trace" != none ]; then
+			read -r tracer_us < $T/tracing_max_latency
+			echo 0 > $T/tracing_on
+			echo "$result tracer_us=$tracer_us" >> $OUT/calib.txt
+			cat $T/trace > $OUT/calib/$n.trace
+			echo 1 > $T/tracing_on
+		else
+			echo "$result" >> $OUT/calib.txt
+		fi
 		sleep 1
 	done
 }
@@ -166,6 +191,10 @@ main() {
 	[ "$workload" = probe ] && { echo ok > $OUT/status; ship; trap - EXIT; say done; reboot -f; }
 	printf 'workload=%s\nduration=%s\ntrace=%s\ncalib=%s\nncpu=%s\n' \
 		"$workload" "$duration" "$trace" "$calib" "$ncpu" > $OUT/job.env
+	# Calibration resets the max tracer per window: alone, it measures the
+	# chain; beside a workload it would erase the workload's max window.
+	[ -z "$calib" ] || [ "$workload" = idle ] ||
+		fail "calibration (mmlat.calib) needs workload=idle, got '$workload'"
 	uname -a > $OUT/uname.txt
 	cat /proc/cmdline > $OUT/cmdline.txt
 
@@ -182,10 +211,12 @@ main() {
 	(sleep 1; inject_calibration) &
 	calib_pid=$!
 	sleep "$duration"
+	# Injected windows count only while tracer and cyclictest still measure:
+	# a slow insmod under TCG must stretch the measurement, not lose them.
+	wait $calib_pid || fail "calibration failed"
 	echo 0 > $T/tracing_on
 	kill -INT $cyclictest_pid
 	wait $cyclictest_pid || fail "cyclictest failed: $(tail -n 3 $OUT/cyclictest.log)"
-	wait $calib_pid || fail "calibration failed"
 	if [ -n "$workload_pid" ]; then
 		kill -TERM "$workload_pid" 2>/dev/null || true
 		wait "$workload_pid" || [ "$workload" = idle ] ||

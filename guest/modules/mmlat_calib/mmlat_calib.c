@@ -19,13 +19,13 @@
 /* Keep one request from hogging a CPU for more than this. */
 #define MMLAT_CALIB_MAX_US	100000
 
-static DEFINE_MUTEX(calib_lock);
+static DEFINE_MUTEX(mmlat_calib_lock);
 static const char *last_type = "none";
 static u64 last_ns;
 static int last_cpu = -1;
 
 /* Busy wait on the clock so the window length is measured, not assumed. */
-static u64 calib_spin(u64 us)
+static u64 mmlat_calib_spin(u64 us)
 {
 	u64 start = local_clock();
 	u64 now;
@@ -43,7 +43,7 @@ static noinline u64 mmlat_calib_preempt_window(u64 us, int *cpu)
 
 	preempt_disable();
 	*cpu = smp_processor_id();
-	ns = calib_spin(us);
+	ns = mmlat_calib_spin(us);
 	preempt_enable();
 	return ns;
 }
@@ -55,12 +55,12 @@ static noinline u64 mmlat_calib_irq_window(u64 us, int *cpu)
 
 	local_irq_save(flags);
 	*cpu = smp_processor_id();
-	ns = calib_spin(us);
+	ns = mmlat_calib_spin(us);
 	local_irq_restore(flags);
 	return ns;
 }
 
-static ssize_t calib_write(struct file *file, const char __user *ubuf,
+static ssize_t mmlat_calib_write(struct file *file, const char __user *ubuf,
 			   size_t count, loff_t *ppos)
 {
 	char buf[32], type[16];
@@ -77,7 +77,7 @@ static ssize_t calib_write(struct file *file, const char __user *ubuf,
 	    us > MMLAT_CALIB_MAX_US)
 		return -EINVAL;
 
-	mutex_lock(&calib_lock);
+	mutex_lock(&mmlat_calib_lock);
 	if (!strcmp(type, "preempt")) {
 		ns = mmlat_calib_preempt_window(us, &cpu);
 		last_type = "preempt";
@@ -85,40 +85,40 @@ static ssize_t calib_write(struct file *file, const char __user *ubuf,
 		ns = mmlat_calib_irq_window(us, &cpu);
 		last_type = "irq";
 	} else {
-		mutex_unlock(&calib_lock);
+		mutex_unlock(&mmlat_calib_lock);
 		return -EINVAL;
 	}
 	last_ns = ns;
 	last_cpu = cpu;
-	mutex_unlock(&calib_lock);
+	mutex_unlock(&mmlat_calib_lock);
 	return count;
 }
 
-static int calib_show(struct seq_file *m, void *v)
+static int mmlat_calib_show(struct seq_file *m, void *v)
 {
-	mutex_lock(&calib_lock);
+	mutex_lock(&mmlat_calib_lock);
 	seq_printf(m, "type=%s ns=%llu cpu=%d\n", last_type, last_ns,
 		   last_cpu);
-	mutex_unlock(&calib_lock);
+	mutex_unlock(&mmlat_calib_lock);
 	return 0;
 }
 
-static int calib_open(struct inode *inode, struct file *file)
+static int mmlat_calib_open(struct inode *inode, struct file *file)
 {
-	return single_open(file, calib_show, NULL);
+	return single_open(file, mmlat_calib_show, NULL);
 }
 
-static const struct proc_ops calib_ops = {
-	.proc_open = calib_open,
+static const struct proc_ops mmlat_calib_ops = {
+	.proc_open = mmlat_calib_open,
 	.proc_read = seq_read,
 	.proc_lseek = seq_lseek,
 	.proc_release = single_release,
-	.proc_write = calib_write,
+	.proc_write = mmlat_calib_write,
 };
 
 static int __init mmlat_calib_init(void)
 {
-	if (!proc_create("mmlat_calib", 0600, NULL, &calib_ops))
+	if (!proc_create("mmlat_calib", 0600, NULL, &mmlat_calib_ops))
 		return -ENOMEM;
 	return 0;
 }
