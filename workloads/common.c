@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Shared option parsing, stop handling, timing and output for the drivers. */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,6 +105,23 @@ void *mm_map_anon(size_t len)
 	if (p == MAP_FAILED)
 		mm_die("mmap");
 	return p;
+}
+
+int mm_tmpfile(const char *dir, const char *tag, size_t len)
+{
+	char *path;
+	int fd;
+
+	if (asprintf(&path, "%s/mmlat-%s.XXXXXX", dir, tag) < 0)
+		mm_die("asprintf");
+	fd = mkstemp(path);
+	if (fd < 0)
+		mm_die(path);
+	unlink(path);
+	free(path);
+	if (ftruncate(fd, len))
+		mm_die("ftruncate");
+	return fd;
 }
 
 void mm_touch(char *p, size_t len)

@@ -20,6 +20,8 @@ void mm_setup(const struct mm_opts *o);
 double mm_now(void);
 void mm_die(const char *what) __attribute__((noreturn));
 void *mm_map_anon(size_t len);
+/* An unlinked file of len bytes in dir; the caller maps and closes it. */
+int mm_tmpfile(const char *dir, const char *tag, size_t len);
 void mm_touch(char *p, size_t len);
 void mm_report(const char *name, double secs, uint64_t ops, uint64_t bytes);
 

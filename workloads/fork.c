@@ -15,19 +15,9 @@
 
 static char *map_file(const char *dir, size_t len, int flags)
 {
-	char *path;
+	int fd = mm_tmpfile(dir, "fork", len);
 	void *p;
-	int fd;
 
-	if (asprintf(&path, "%s/mmlat-fork.XXXXXX", dir) < 0)
-		mm_die("asprintf");
-	fd = mkstemp(path);
-	if (fd < 0)
-		mm_die(path);
-	unlink(path);
-	free(path);
-	if (ftruncate(fd, len))
-		mm_die("ftruncate");
 	p = mmap(NULL, len, PROT_READ | PROT_WRITE, flags, fd, 0);
 	if (p == MAP_FAILED)
 		mm_die("mmap file");

@@ -29,7 +29,6 @@ int main(int argc, char **argv)
 	struct mm_opts o = { 0 };
 	uint64_t ops = 0;
 	pid_t *kids;
-	char *path;
 	size_t len;
 	double t0;
 	int fd, i;
@@ -39,14 +38,7 @@ int main(int argc, char **argv)
 	if (!o.nr)
 		o.nr = 2;
 	len = o.size_mib << 20;
-	if (asprintf(&path, "%s/mmlat-truncate.XXXXXX", o.dir) < 0)
-		mm_die("asprintf");
-	fd = mkstemp(path);
-	if (fd < 0)
-		mm_die(path);
-	unlink(path);
-	if (ftruncate(fd, len))
-		mm_die("ftruncate");
+	fd = mm_tmpfile(o.dir, "truncate", len);
 	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED)
 		mm_die("mmap");

@@ -18,6 +18,13 @@ def caption(run, s):
         m.get("accel", "?"), m.get("duration_s", m.get("duration", "?")))
 
 
+
+def finish(fig, run, s):
+    """Every figure carries the run's caption (kernels, mode, duration)."""
+    fig.suptitle(caption(run, s), fontsize=8)
+    fig.tight_layout()
+    return fig
+
 def _save(fig, out_dir, name):
     fig.savefig(os.path.join(out_dir, name + ".png"), dpi=90)
     fig.savefig(os.path.join(out_dir, name + ".svg"))
@@ -49,9 +56,7 @@ def fig_latency_hist(run, s):
         ax.set_xlabel("latency (us)")
         ax.set_ylabel("samples")
         ax.legend(fontsize=8)
-    fig.suptitle(caption(run, s), fontsize=8)
-    fig.tight_layout()
-    return fig
+    return finish(fig, run, s)
 
 
 def _ccdf(ax, h, **kw):
@@ -79,9 +84,7 @@ def fig_ccdf(run, s, kind="latency"):
         ax.set_xlabel("us")
         ax.set_ylabel("P(X >= x)")
         ax.legend(fontsize=7)
-    fig.suptitle(caption(run, s), fontsize=8)
-    fig.tight_layout()
-    return fig
+    return finish(fig, run, s)
 
 
 def fig_classes(run, s, tr="preemptoff"):
@@ -108,9 +111,7 @@ def fig_classes(run, s, tr="preemptoff"):
         ax.set_ylabel("%s window (us)" % tr)
         ax.set_title("%s windows by class: %s" % (tr, w), fontsize=9)
         ax.legend(fontsize=7)
-    fig.suptitle(caption(run, s), fontsize=8)
-    fig.tight_layout()
-    return fig
+    return finish(fig, run, s)
 
 
 def fig_summary(run, s):
@@ -138,9 +139,7 @@ def fig_summary(run, s):
         ax.set_ylabel("%s latency (us)" % stat)
         ax.set_title("cyclictest %s (patched bar: CI of delta)" % stat, fontsize=9)
         ax.legend(fontsize=7)
-    fig.suptitle(caption(run, s), fontsize=8)
-    fig.tight_layout()
-    return fig
+    return finish(fig, run, s)
 
 
 def fig_throughput(run, s):
@@ -156,9 +155,7 @@ def fig_throughput(run, s):
     ax.set_ylabel("ops/s")
     ax.set_title("workload throughput", fontsize=9)
     ax.legend(fontsize=7)
-    fig.suptitle(caption(run, s), fontsize=8)
-    fig.tight_layout()
-    return fig
+    return finish(fig, run, s)
 
 
 def all_plots(run, s, out_dir):
