@@ -78,7 +78,11 @@ static const char * const pte_users[] = {
 	"madvise_cold_or_pageout_pte_range", "mincore_pte_range",
 	"walk_pgd_range", "__get_locked_pte", "follow_pte", "unuse_pte_range",
 	"smaps_pte_range", "clear_refs_pte_range", "apply_to_pte_range",
-	"insert_pfn", "remap_pte_range",
+	"insert_pfn", "remap_pte_range", "remap_pfn_range_notrack",
+	"vm_insert_page", "vm_insert_pages", "__apply_to_page_range",
+	"follow_page_pte", "follow_p4d_mask", "follow_p4d_mask.constprop.0",
+	"folio_referenced_one", "page_mapped_in_vma", "swapin_walk_pmd_entry",
+	"follow_pfn", "follow_phys", "generic_access_phys",
 };
 
 /* ------------------------------------------------------------ histograms */
@@ -321,6 +325,7 @@ struct pte_site {
 struct pte_stats {
 	u64 n, total, max;
 	u64 nonptl;		/* lock calls on a lock that is no PTE lock */
+	u64 lost;		/* taken here, unlock never seen */
 	u32 hist[NBUCKETS];
 };
 
@@ -341,14 +346,32 @@ static int nr_sites, nr_funcs, nr_rejected;
 static struct pte_stats *pte_stats;	/* [cpu][site] */
 static DEFINE_PER_CPU(struct pte_cpu, pte_cpu);
 
+/*
+ * A split PTE lock lives in its page table's struct page: the lock is a
+ * PTE lock when lock - offsetof(struct page, ptl) is a struct page of the
+ * memory map (pfn round trip).  Without split PTE locks (or with allocated
+ * ones, under lockdep) every lock at a site counts.
+ */
 static inline bool is_pte_lock(spinlock_t *lock)
 {
 #if USE_SPLIT_PTE_PTLOCKS && !ALLOC_SPLIT_PTLOCKS
-	unsigned long off = (unsigned long)lock - offsetof(struct page, ptl) -
-			    (unsigned long)vmemmap;
+	struct page *pg = (struct page *)((unsigned long)lock -
+					  offsetof(struct page, ptl));
+	unsigned long pfn;
+#if defined(CONFIG_SPARSEMEM) && !defined(CONFIG_SPARSEMEM_VMEMMAP)
+	struct mem_section *ms;
 
-	return !(off % sizeof(struct page)) &&
-	       pfn_valid(off / sizeof(struct page));
+	/* classic sparse: the memory map is in the direct map */
+	if (!virt_addr_valid(pg))
+		return false;
+	ms = __nr_to_section(page_to_section(pg));
+	if (!ms || !valid_section(ms))
+		return false;
+	pfn = pg - __section_mem_map_addr(ms);
+#else
+	pfn = page_to_pfn(pg);
+#endif
+	return pfn_valid(pfn) && pfn_to_page(pfn) == pg;
 #else
 	return true;
 #endif
@@ -369,16 +392,17 @@ static int notrace pte_lock_pre(struct kprobe *p, struct pt_regs *regs)
 	}
 	for (i = 0; i < HELD_SLOTS; i++) {
 		if (pc->held[i].lock == lock) {
-			pc->lost++;	/* its unlock went unseen */
-			h = &pc->held[i];
+			h = &pc->held[i];	/* its unlock went unseen */
 			break;
 		}
 		if (!h && !pc->held[i].lock)
 			h = &pc->held[i];
 	}
-	if (!h) {
-		pc->lost++;
+	if (!h)
 		h = &pc->held[0];
+	if (h->lock) {
+		pc->lost++;
+		pte_stats[smp_processor_id() * nr_sites + h->site].lost++;
 	}
 	h->lock = lock;
 	h->site = site;
@@ -713,12 +737,13 @@ static int ptelock_show(struct seq_file *m, void *v)
 			t->total += st->total;
 			t->max = max(t->max, st->max);
 			t->nonptl += st->nonptl;
+			t->lost += st->lost;
 			for (b = 0; b < NBUCKETS; b++)
 				t->hist[b] += st->hist[b];
 		}
-		seq_printf(m, "site %s n=%llu total_ns=%llu max_ns=%llu nonptl=%llu probed=%d optimized=%d at=%pS",
+		seq_printf(m, "site %s n=%llu total_ns=%llu max_ns=%llu nonptl=%llu lost=%llu probed=%d optimized=%d at=%pS",
 			   s->lock ? "lock" : "unlock", t->n, t->total, t->max,
-			   t->nonptl, s->probed,
+			   t->nonptl, t->lost, s->probed,
 			   s->active ? kprobe_optimized(&s->kp) : s->optimized,
 			   s->where);
 		seq_puts(m, " buckets=");
