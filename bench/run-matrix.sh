@@ -4,7 +4,7 @@
 # rerun with the same RUN_ID resumes, a new RUN_ID starts afresh.
 #
 # env: VARIANTS (specs), WORKLOADS, DURATION (guest s), REPEAT, ACCEL
-# (auto|kvm|tcg-icount|tcg-mt), SMP, RUN_ID, TRACE (full|max|none), CALIB
+# (auto|kvm|tcg-icount|tcg-mt), SMP, RUN_ID, TRACE (full|max|windows|none), CALIB
 # (windows injected in the idle cells), FLAVOR (bench|check), STRICT (1:
 # exit non-zero if any cell failed)
 set -euo pipefail
@@ -40,7 +40,7 @@ base=$BUILD_DIR/guest/base.cpio
 bash "$MMLAT_ROOT/guest/initramfs.sh" base "$base"
 for n in "${names[@]}"; do
 	initrd=$BUILD_DIR/guest/initrd-$n.cpio
-	if [ -n "$CALIB" ]; then
+	if [ -n "$CALIB" ] || [ "$TRACE" = windows ]; then
 		bash "$MMLAT_ROOT/guest/initramfs.sh" module "$n" "$BUILD_DIR/guest/module-$n.cpio"
 		cat "$base" "$BUILD_DIR/guest/module-$n.cpio" > "$initrd"
 	else

@@ -5,9 +5,9 @@
 #         libraries, our workload drivers and the runner as /init. The same
 #         for every variant, and byte-for-byte reproducible (sorted entries,
 #         zero mtimes, root ownership).
-#   module (per variant): the calibration module built against that
-#         variant's kernel, appended to the base at boot (the kernel unpacks
-#         concatenated cpio archives in order).
+#   module (per variant): the guest modules (calibration, windows) built
+#         against that variant's kernel, appended to the base at boot (the
+#         kernel unpacks concatenated cpio archives in order).
 #
 # usage: guest/initramfs.sh base OUT.cpio
 #        guest/initramfs.sh module VARIANT OUT.cpio
@@ -15,6 +15,8 @@ set -euo pipefail
 . "$(dirname "$0")/../bench/lib.sh"
 
 GUEST_TOOLS="busybox cyclictest stress-ng trace-cmd rtla"
+# Out-of-tree guest modules (guest/modules/NAME/NAME.c), built per variant.
+GUEST_MODULES="mmlat_calib mmlat_windows"
 
 # pack DIR OUT: a reproducible newc archive of DIR.
 pack() {
@@ -63,14 +65,17 @@ build_module() {
 	obj=$(sed -n 's/.*"obj_dir": "\(.*\)".*/\1/p' "$KERNELS_DIR/$variant/build.json" 2>/dev/null) ||
 		true
 	[ -n "$obj" ] && [ -d "$obj" ] || die "kernel '$variant' is not built: run make kernels"
-	src=$BUILD_DIR/guest/modsrc-$variant
-	rm -rf "$src"
-	cp -r "$MMLAT_ROOT/guest/modules/mmlat_calib" "$src"
-	make -s -C "$obj" M="$src" ARCH=x86_64 CC="ccache gcc" modules >&2 ||
-		die "calibration module does not build against '$variant'"
 	root=$BUILD_DIR/guest/.modroot-$variant.tmp
 	rm -rf "$root"
-	install -D -m 644 "$src/mmlat_calib.ko" "$root/lib/mmlat/mmlat_calib.ko"
+	for mod in $GUEST_MODULES; do
+		src=$BUILD_DIR/guest/modsrc-$variant/$mod
+		rm -rf "$src"
+		mkdir -p "$(dirname "$src")"
+		cp -r "$MMLAT_ROOT/guest/modules/$mod" "$src"
+		make -s -C "$obj" M="$src" ARCH=x86_64 CC="ccache gcc" modules >&2 ||
+			die "module $mod does not build against '$variant'"
+		install -D -m 644 "$src/$mod.ko" "$root/lib/mmlat/$mod.ko"
+	done
 	pack "$root" "$out"
 	rm -rf "$root"
 }

@@ -5,7 +5,7 @@
 # that ends the VM).
 #
 # Job keys: workload (munmap|exit|truncate|fork|mixed|sng-<recipe>|idle|probe),
-# duration (s), size_mib (workload region), trace (full|max|none),
+# duration (s), size_mib (workload region), trace (full|max|windows|none),
 # calib (e.g. "preempt:200,irq:1000"), seed.
 set -eu
 
@@ -72,6 +72,21 @@ setup_window_hist() {
 		> $T/events/synthetic/mmlat_${kind}/trigger
 }
 
+# Windows (trace=windows): the mmlat_windows module aggregates every
+# preempt-off and irq-off window by caller and parent and PTE-lock hold
+# times per lock site in the guest (guest/modules/mmlat_windows). The
+# preemptoff max tracer runs beside it for the longest window's stack.
+start_windows() {
+	insmod /lib/mmlat/mmlat_windows.ko || fail "cannot load the windows module"
+	echo start > /proc/mmlat_windows || fail "cannot start the windows module"
+}
+
+# Unregisters the probes, so the data covers exactly the measured time.
+stop_windows() {
+	[ "$trace" = windows ] || return 0
+	echo stop > /proc/mmlat_windows || fail "cannot stop the windows module"
+}
+
 setup_tracing() {
 	echo 0 > $T/tracing_on
 	[ "$trace" = none ] && return 0
@@ -79,6 +94,7 @@ setup_tracing() {
 		setup_window_hist preemptoff preempt_disable preempt_enable
 		setup_window_hist irqsoff irq_disable irq_enable
 	fi
+	[ "$trace" != windows ] || start_windows
 	# The max-latency tracer keeps the longest preempt-off window and its
 	# stack. Function tracing inside it would inflate every window.
 	# (The option exists only when the function tracer is built in.)
@@ -97,6 +113,11 @@ collect_tracing() {
 	if [ "$trace" = full ]; then
 		cat $T/events/synthetic/mmlat_preemptoff/hist > $OUT/windows/preemptoff.hist
 		cat $T/events/synthetic/mmlat_irqsoff/hist > $OUT/windows/irqsoff.hist
+	fi
+	if [ "$trace" = windows ]; then
+		stop_windows
+		cat /proc/mmlat_windows > $OUT/windows/windows.txt
+		cat /proc/mmlat_ptelock > $OUT/windows/ptelock.txt
 	fi
 	echo nop > $T/current_tracer
 }
@@ -215,6 +236,7 @@ main() {
 	# a slow insmod under TCG must stretch the measurement, not lose them.
 	wait $calib_pid || fail "calibration failed"
 	echo 0 > $T/tracing_on
+	stop_windows
 	kill -INT $cyclictest_pid
 	wait $cyclictest_pid || fail "cyclictest failed: $(tail -n 3 $OUT/cyclictest.log)"
 	if [ -n "$workload_pid" ]; then
