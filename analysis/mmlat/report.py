@@ -188,7 +188,11 @@ def _hdr(s):
     b = s["bootstrap"]
     lines.append("CI: %s bootstrap, %d resamples, %d%% conf, seed %d;"
                  % (b["method"], b["n_resamples"], round(b["conf"] * 100), b["seed"]))
-    lines.append("    * = interval excludes zero")
+    if b["method"] == "repeats":
+        lines.append("    * = interval excludes zero")
+    else:
+        lines.append("    sampling error only: significance needs REPEAT >= %d"
+                     % stats.MIN_REPEATS)
     return [l[:80] for l in lines]
 
 
