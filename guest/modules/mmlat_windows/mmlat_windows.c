@@ -19,7 +19,9 @@
  * instruction boundary, which rejects false matches of the byte scan).
  * The lock probe stores (lock, timestamp, site) in a small per-CPU array,
  * the unlock probe of the same lock adds the hold time to the lock site's
- * histogram.  Only spinlocks inside struct page (split PTE locks) count.
+ * histogram.  Only spinlocks inside struct page (split PTE locks) count,
+ * and only holds that lie inside one preempt-off window (so the window
+ * probes must run too).
  *
  * /proc/mmlat_windows  windows: totals, histograms, keyed table
  * /proc/mmlat_ptelock  PTE-lock probes and hold times per lock site
@@ -136,6 +138,7 @@ static const char * const kind_name[W_KINDS] = { "preempt", "irq" };
 
 struct win_start {
 	u64 ts;
+	u64 seq;		/* windows begun on this CPU */
 	unsigned long ip, parent;
 	int active;
 };
@@ -207,6 +210,7 @@ static __always_inline void win_begin(int kind, unsigned long ip,
 	struct win_start *s = this_cpu_ptr(&win_start[kind]);
 
 	s->ts = local_clock();
+	s->seq++;
 	s->ip = ip;
 	s->parent = parent;
 	s->active = 1;
@@ -326,12 +330,14 @@ struct pte_stats {
 	u64 n, total, max;
 	u64 nonptl;		/* lock calls on a lock that is no PTE lock */
 	u64 lost;		/* taken here, unlock never seen */
+	u64 discarded;		/* not inside one preempt-off window */
 	u32 hist[NBUCKETS];
 };
 
 struct held {
 	spinlock_t *lock;
 	u64 ts;
+	u64 window;		/* the preempt-off window it must close in */
 	int site;
 };
 
@@ -383,6 +389,7 @@ static int notrace pte_lock_pre(struct kprobe *p, struct pt_regs *regs)
 	spinlock_t *lock = (spinlock_t *)regs->di;
 	struct pte_cpu *pc = this_cpu_ptr(&pte_cpu);
 	int site = s - pte_sites;
+	struct win_start *w;
 	struct held *h = NULL;
 	int i;
 
@@ -406,6 +413,9 @@ static int notrace pte_lock_pre(struct kprobe *p, struct pt_regs *regs)
 	}
 	h->lock = lock;
 	h->site = site;
+	/* the lock is taken in this window, or disables preemption anew */
+	w = this_cpu_ptr(&win_start[W_PREEMPT]);
+	h->window = w->active ? w->seq : w->seq + 1;
 	h->ts = local_clock();
 	return 0;
 }
@@ -415,6 +425,7 @@ static int notrace pte_unlock_pre(struct kprobe *p, struct pt_regs *regs)
 	u64 now = local_clock();
 	spinlock_t *lock = (spinlock_t *)regs->di;
 	struct pte_cpu *pc = this_cpu_ptr(&pte_cpu);
+	struct win_start *w = this_cpu_ptr(&win_start[W_PREEMPT]);
 	struct pte_stats *st;
 	int i;
 	u64 d;
@@ -424,12 +435,21 @@ static int notrace pte_unlock_pre(struct kprobe *p, struct pt_regs *regs)
 			continue;
 		d = now - pc->held[i].ts;
 		st = &pte_stats[smp_processor_id() * nr_sites + pc->held[i].site];
+		pc->held[i].lock = NULL;
+		/*
+		 * A spinlock keeps preemption off: a hold that spans more than
+		 * one preempt-off window was preempted between the probe and
+		 * the acquisition, or pairs a stale lock with a later unlock.
+		 */
+		if (!w->active || w->seq != pc->held[i].window) {
+			st->discarded++;
+			return 0;
+		}
 		st->n++;
 		st->total += d;
 		if (d > st->max)
 			st->max = d;
 		st->hist[ns_bucket(d)]++;
-		pc->held[i].lock = NULL;
 		return 0;
 	}
 	if (is_pte_lock(lock))
@@ -738,12 +758,13 @@ static int ptelock_show(struct seq_file *m, void *v)
 			t->max = max(t->max, st->max);
 			t->nonptl += st->nonptl;
 			t->lost += st->lost;
+			t->discarded += st->discarded;
 			for (b = 0; b < NBUCKETS; b++)
 				t->hist[b] += st->hist[b];
 		}
-		seq_printf(m, "site %s n=%llu total_ns=%llu max_ns=%llu nonptl=%llu lost=%llu probed=%d optimized=%d at=%pS",
+		seq_printf(m, "site %s n=%llu total_ns=%llu max_ns=%llu nonptl=%llu lost=%llu discarded=%llu probed=%d optimized=%d at=%pS",
 			   s->lock ? "lock" : "unlock", t->n, t->total, t->max,
-			   t->nonptl, t->lost, s->probed,
+			   t->nonptl, t->lost, t->discarded, s->probed,
 			   s->active ? kprobe_optimized(&s->kp) : s->optimized,
 			   s->where);
 		seq_puts(m, " buckets=");
