@@ -6,13 +6,28 @@ rule whose pattern matches the caller or the parent wins.  Unknown -> other.
 """
 import re
 
+# PTE-lock users that hold the lock themselves once the ones above are
+# inlined into them (6.1 x86-64: do_anonymous_page and handle_pte_fault into
+# __handle_mm_fault, change_pte_range into change_protection_range,
+# move_ptes into move_page_tables, follow_page_pte into follow_p4d_mask),
+# and the other users guest/modules/mmlat_windows probes.
+_PTE_OTHER_INLINED = (r"__handle_mm_fault|finish_mkwrite_fault|do_swap_page|do_numa_page|"
+                      r"change_protection_range|change_protection|move_page_tables|"
+                      r"try_to_migrate_one|mlock_pte_range|mincore_pte_range|walk_pgd_range|"
+                      r"__get_locked_pte|follow_pte|follow_page_pte|follow_p4d_mask|"
+                      r"unuse_pte_range|smaps_pte_range|clear_refs_pte_range|insert_pfn|"
+                      r"remap_pte_range|remap_pfn_range_notrack|vm_insert_pages?|"
+                      r"__apply_to_page_range|apply_to_pte_range|folio_referenced_one|"
+                      r"page_mapped_in_vma|swapin_walk_pmd_entry|follow_pfn|follow_phys|"
+                      r"generic_access_phys")
+
 # (class, which symbol(s) to test, regex, kind restriction or None)
 # which: "caller", "parent" or "either"; kind: "preemptoff", "irqsoff" or None
 RULES = [
     ("calibration",   "either", r"^mmlat_calib",                          None),
     ("pte-lock-zap",  "either", r"^(zap_pte_range|zap_pmd_range|zap_huge_pmd|unmap_page_range)$", None),
     ("pte-lock-fork", "either", r"^(copy_pte_range|copy_pmd_range|copy_page_range|copy_huge_pmd)$", None),
-    ("pte-lock-other", "either", r"^(__pte_offset_map_lock|pte_offset_map_lock|do_anonymous_page|handle_pte_fault|do_wp_page|wp_page_copy|change_pte_range|move_ptes|page_vma_mapped_walk|try_to_unmap_one|madvise_\w+_pte_range|__split_huge_pmd|finish_fault|filemap_map_pages|do_set_pte)$", None),
+    ("pte-lock-other", "either", r"^(__pte_offset_map_lock|pte_offset_map_lock|do_anonymous_page|handle_pte_fault|do_wp_page|wp_page_copy|change_pte_range|move_ptes|page_vma_mapped_walk|try_to_unmap_one|madvise_\w+_pte_range|__split_huge_pmd|finish_fault|filemap_map_pages|do_set_pte|" + _PTE_OTHER_INLINED + r")$", None),
     ("i_mmap-lock",   "either", r"^(i_mmap_lock_\w+|i_mmap_unlock_\w+|unmap_mapping_range|unmap_mapping_range_tree|vma_interval_tree_\w+|__vma_link_file|unlink_file_vma)$", None),
     ("anon_vma-lock", "either", r"^(anon_vma_\w+|unlink_anon_vmas|__anon_vma_prepare|lock_anon_vma_root|page_lock_anon_vma_read|folio_lock_anon_vma_read)$", None),
     ("tlb-flush-ipi", "either", r"^(flush_tlb_\w+|native_flush_tlb_\w+|smp_call_function\w*|on_each_cpu\w*|generic_smp_call_function\w*|__flush_smp_call_function_queue|csd_\w+|flush_smp_call_function\w*)$", None),

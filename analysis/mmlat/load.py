@@ -30,6 +30,77 @@ def load_symmap(run_dir, variant, cache={}):
     return cache[p]
 
 
+MODULE_KIND = {"preemptoff": "preempt", "irqsoff": "irq"}
+
+
+def _module_windows(w, mod, tr):
+    """Fill one tracer's window record from an mmlat_windows dump: "hist"
+    holds every window (log-linear buckets, lower bound in us, the top
+    count at the exact max); "by_class" and "sites" the windows of at least
+    the module's threshold, from its (caller, parent) table (power-of-two
+    buckets, lower bound, each key's top count at its exact max).  Windows
+    below the threshold are counted in "below_thresh", windows the full
+    table could not key in "overflow": both are in "hist" only."""
+    if not mod or MODULE_KIND[tr] not in mod["kinds"]:
+        return
+    k = mod["kinds"][MODULE_KIND[tr]]
+    w["present"] = True
+    w["source"] = "module"
+    w["hist"] = parse.ns_hist_to_us({lo: n for lo, _, n in k["buckets"]}, k["max_ns"])
+    w["overflow"] = k.get("overflow", 0)
+    w["below_thresh"] = k["n"] - k.get("keyed", 0) - w["overflow"]
+    w["thresh_us"] = mod["params"].get("thresh_ns", 0) / 1000.0
+    w["unmatched"] = k.get("unmatched", 0)
+    w["module_max"] = {"us": k["max_ns"] / 1000.0, "caller": k.get("max_caller"),
+                       "parent": k.get("max_parent")}
+    for e in mod["keys"]:
+        if e["kind"] != MODULE_KIND[tr]:
+            continue
+        caller, parent = parse.sym_func(e["caller"]), parse.sym_func(e["parent"])
+        cls = classify(caller, parent, tr)
+        h = parse.ns_hist_to_us({1 << b: n for b, n in e["log2_ns"].items()}, e["max_ns"])
+        bc = w["by_class"].setdefault(cls, {})
+        for us, n in h.items():
+            bc[us] = bc.get(us, 0) + n
+        site = "%s<-%s" % (caller, parent)
+        st = w["sites"].setdefault(site, {"class": cls, "count": 0, "max": 0, "total_us": 0.0})
+        st["count"] += e["n"]
+        st["max"] = max(st["max"], e["max_ns"] // 1000)
+        st["total_us"] += e["total_ns"] / 1000.0
+
+
+def ptelock_summary(d):
+    """Hold times from an mmlat_ptelock dump, per lock site and per class
+    (attribute.classify of the function that took the lock): {"params",
+    "lost", "unmatched_unlock", "sites": {at: {func, class, count, max_ns,
+    total_ns, nonptl, lost, discarded, hist_ns}}, "by_class": {class: {ns: n}},
+    "by_func": {func: {ns: n}}}.  Histograms are keyed by bucket lower
+    bound in ns, the top count of each site at its exact max."""
+    out = {"params": d["params"], "lost": d["lost"],
+           "unmatched_unlock": d["unmatched_unlock"], "sites": {},
+           "by_class": {}, "by_func": {}}
+    for s in d["sites"]:
+        if s["type"] != "lock":
+            continue
+        cls = classify(s["func"], None)
+        h = dict(s["buckets"])
+        if h and s["max_ns"] > max(h):
+            top = max(h)
+            h[top] -= 1
+            if not h[top]:
+                del h[top]
+            h[s["max_ns"]] = h.get(s["max_ns"], 0) + 1
+        out["sites"][s["at"]] = {"func": s["func"], "class": cls, "count": s["n"],
+                                 "max_ns": s["max_ns"], "total_ns": s["total_ns"],
+                                 "nonptl": s.get("nonptl", 0), "lost": s.get("lost", 0),
+                                 "discarded": s.get("discarded", 0), "hist_ns": h}
+        for key, dst in ((cls, out["by_class"]), (s["func"], out["by_func"])):
+            m = dst.setdefault(key, {})
+            for ns, n in h.items():
+                m[ns] = m.get(ns, 0) + n
+    return out
+
+
 def load_cell(run_dir, variant, workload, rep, cell_dir):
     cell = {"variant": variant, "workload": workload, "repeat": rep,
             "dir": cell_dir, "meta": _json(os.path.join(cell_dir, "cell.json"))}
@@ -71,6 +142,12 @@ def load_cell(run_dir, variant, workload, rep, cell_dir):
         except ValueError:
             pass
     cell["windows"] = {}
+    # TRACE=windows: the mmlat_windows module's dumps (symbols resolved in
+    # the guest) instead of hist triggers
+    mp = os.path.join(g, "windows", "windows.txt")
+    mod = parse.parse_windows(mp) if _exists(mp) else None
+    pp = os.path.join(g, "windows", "ptelock.txt")
+    cell["ptelock"] = ptelock_summary(parse.parse_ptelock(pp)) if _exists(pp) else None
     for tr in TRACERS:
         wp = os.path.join(g, "windows", tr + ".hist")
         w = {"hist": {}, "by_class": {}, "sites": {}, "dropped": 0,
@@ -96,6 +173,8 @@ def load_cell(run_dir, variant, workload, rep, cell_dir):
                 s = w["sites"].setdefault(site, {"class": cls, "count": 0, "max": 0})
                 s["count"] += n
                 s["max"] = max(s["max"], lat_us)
+        if not w["present"]:
+            _module_windows(w, mod, tr)
         snap = os.path.join(g, "tracer", tr + ".trace")
         w["snapshot"] = parse.parse_tracer_snapshot(snap) if _exists(snap) else None
         w["tracer_max"] = parse.parse_tracer_max(os.path.join(g, "tracer", tr + ".max"))

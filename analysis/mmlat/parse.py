@@ -309,3 +309,115 @@ class SymbolMap:
     def name(self, offs):
         s, o = self.resolve_offs(offs)
         return s if s else "?"
+
+
+# ------------------------------------------------- mmlat_windows guest module
+# guest/modules/mmlat_windows writes /proc/mmlat_windows and
+# /proc/mmlat_ptelock as `keyword k=v k=v ...` lines; symbols are already
+# resolved in the guest (%pS: "func+0x1a/0x200", module symbols followed by
+# " [module]", which is dropped here).
+_KV = re.compile(r"(\w+)=(\S*)")
+
+
+def _kv_line(line):
+    return {k: _num(v) if v else v for k, v in _KV.findall(line)}
+
+
+def _pairs(s, key_conv=int):
+    """'a:b,c:d,' -> {a: b, c: d}"""
+    out = {}
+    for part in (s or "").split(","):
+        if ":" in part:
+            k, v = part.split(":", 1)
+            out[key_conv(k)] = out.get(key_conv(k), 0) + int(v)
+    return out
+
+
+def sym_func(sym):
+    """'zap_pte_range+0x12/0x400' -> 'zap_pte_range'; '[idle]' stays."""
+    if not isinstance(sym, str):
+        return sym
+    return sym.split("+", 1)[0]
+
+
+def parse_windows(path_or_text, is_text=False):
+    """windows/windows.txt.  Returns {"version", "params",
+    "kinds": {"preempt"|"irq": {n, total_ns, max_ns, unmatched, idle_cut,
+    keyed, overflow, overflow_max_ns, max_caller, max_parent,
+    "buckets": [(lo_ns, hi_ns, n)]}},
+    "keys": [{kind, cpu, n, total_ns, max_ns, caller, parent,
+    "log2_ns": {b: n}}]} (one key per CPU; equal keys of two CPUs are
+    listed twice)."""
+    text = _read(path_or_text, is_text)
+    out = {"version": None, "params": {}, "kinds": {}, "keys": []}
+    for line in text.splitlines():
+        word = line.split(" ", 1)[0]
+        if word == "mmlat_windows":
+            out["version"] = int(line.split()[1])
+        elif word == "param":
+            out["params"] = _kv_line(line)
+        elif word == "kind":
+            kind = line.split()[1]
+            d = _kv_line(line)
+            d["buckets"] = []
+            out["kinds"][kind] = d
+        elif word == "bucket":
+            kind = line.split()[1]
+            d = _kv_line(line)
+            out["kinds"][kind]["buckets"].append((d["lo_ns"], d["hi_ns"], d["n"]))
+        elif word == "key":
+            d = _kv_line(line)
+            d["kind"] = line.split()[1]
+            d["log2_ns"] = _pairs(d.get("log2_ns"))
+            out["keys"].append(d)
+    if out["version"] is None:
+        raise ValueError("not an mmlat_windows dump")
+    return out
+
+
+def parse_ptelock(path_or_text, is_text=False):
+    """windows/ptelock.txt.  Returns {"version", "params", "unmatched_unlock",
+    "lost", "sites": [{type: lock|unlock, n, total_ns, max_ns, nonptl, lost,
+    probed, optimized, at, func, "buckets": {lo_ns: n}}]}.  Hold times are
+    counted at the site that took the lock."""
+    text = _read(path_or_text, is_text)
+    out = {"version": None, "params": {}, "unmatched_unlock": 0, "lost": 0,
+           "sites": []}
+    for line in text.splitlines():
+        word = line.split(" ", 1)[0]
+        if word == "mmlat_ptelock":
+            out["version"] = int(line.split()[1])
+        elif word == "param":
+            out["params"] = _kv_line(line)
+        elif word == "total":
+            d = _kv_line(line)
+            out["unmatched_unlock"] = d.get("unmatched_unlock", 0)
+            out["lost"] = d.get("lost", 0)
+        elif word == "site":
+            d = _kv_line(line)
+            d["type"] = line.split()[1]
+            d["buckets"] = _pairs(d.get("buckets"))
+            d["func"] = sym_func(d.get("at"))
+            out["sites"].append(d)
+    if out["version"] is None:
+        raise ValueError("not an mmlat_ptelock dump")
+    return out
+
+
+def ns_hist_to_us(buckets, max_ns=None):
+    """{lo_ns: n} -> {us: n} keyed by each bucket's lower bound in whole
+    microseconds (so a percentile reads at most one bucket, 12.5 %, low).
+    With max_ns, one count of the top bucket moves to the exact max."""
+    out = {}
+    for lo, n in buckets.items():
+        if n:
+            out[lo // 1000] = out.get(lo // 1000, 0) + n
+    if max_ns is not None and out:
+        top = max(out)
+        mx = int(max_ns // 1000)
+        if mx > top:
+            out[top] -= 1
+            if not out[top]:
+                del out[top]
+            out[mx] = out.get(mx, 0) + 1
+    return out

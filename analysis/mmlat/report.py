@@ -2,7 +2,7 @@
 import json
 import os
 
-from . import load, stats
+from . import load, ptelock, stats
 
 TRACERS = load.TRACERS
 
@@ -147,6 +147,7 @@ def build(run, baseline=None, patched=None, n_resamples=2000, conf=0.95, seed=1)
                     [c["windows"][tr]["hist"] for c in pc],
                     max(200, n_resamples // 4), conf, seed)
             ws["windows"][tr] = t
+        ws["ptelock"] = ptelock.summarize({"baseline": bc, "patched": pc})
         ws["n_cells"] = {"baseline": len(bc), "patched": len(pc)}
         ws["calib"] = {"baseline": [x for c in bc for x in c["calib"]],
                        "patched": [x for c in pc for x in c["calib"]]}
@@ -244,6 +245,8 @@ def render_txt(s, run=None):
                 for cls, cv in top:
                     L.append("  %-16s %8s %8s %8s %8s" % (cls, cv["baseline"]["count"], cv["patched"]["count"],
                                                         _f(cv["baseline"]["max"]).strip(), _f(cv["patched"]["max"]).strip()))
+        L.extend(ptelock.render(ws.get("ptelock"),
+                                {"baseline": s["baseline"], "patched": s["patched"]}))
         if run is not None:
             bcs, pcs = sides(run, s["baseline"], s["patched"], w)
             hb = stats.merge_hists([c["lat_hist"] for c in bcs])
