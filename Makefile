@@ -10,7 +10,7 @@ DURATION  ?= 5
 REPEAT    ?= 5
 ACCEL     ?= auto
 SMP       ?=
-TRACE     ?= max
+TRACE     ?= windows
 # Evaluated once, so every use in one make invocation names the same run.
 ifeq ($(origin RUN_ID),undefined)
 RUN_ID    := $(shell date +%Y%m%d-%H%M%S)
@@ -57,7 +57,7 @@ help:
 	@echo '  WORKLOADS="$(WORKLOADS)" (also: mixed idle sng-mm sng-fork sng-vm)'
 	@echo '  DURATION=$(DURATION) (guest seconds per cell) REPEAT=$(REPEAT)'
 	@echo '  ACCEL=$(ACCEL) (auto kvm tcg-icount tcg-mt) SMP=$(SMP) (default 1 with icount, else 2)'
-	@echo '  TRACE=$(TRACE) (full max none) RUN_ID=<new timestamp> RUN=$(RUN)'
+	@echo '  TRACE=$(TRACE) (windows max full none) RUN_ID=<new timestamp> RUN=$(RUN)'
 	@echo '  CALIB_VARIANT=$(CALIB_VARIANT) CALIB=$(CALIB)'
 	@echo '  CHECK_VARIANTS="$(CHECK_VARIANTS)" CHECK_WORKLOADS="$(CHECK_WORKLOADS)"'
 	@echo '  CHECK_DURATION=$(CHECK_DURATION)'
@@ -75,7 +75,7 @@ kernels: deps
 	@for v in $(VARIANTS); do bash bench/build.sh "$$v" build/config/bench || exit 1; done
 
 calibrate: deps
-	@VARIANTS="$(CALIB_VARIANT)" WORKLOADS=idle DURATION=2 REPEAT=1 TRACE=max \
+	@VARIANTS="$(CALIB_VARIANT)" WORKLOADS=idle DURATION=2 REPEAT=1 \
 		CALIB="$(CALIB)" RUN_ID=calib-$(RUN_ID) bash bench/run-matrix.sh
 	@$(ANALYSIS) calibrate results/calib-$(RUN_ID)
 

@@ -25,15 +25,33 @@ def test_real_cell_passes_every_check(cell):
     assert failures == []
     windows = rows[:-1]
     assert [r["class"] for r in windows] == ["calibration"] * 6
-    assert [r["tracer_us"] for r in windows] == [209, 1009, 5009, 210, 1009, 5009]
+    assert [r["tracer_us"] for r in windows] == [219, 1019, 5019, 213, 1013, 5013]
     assert rows[-1]["max_us"] >= 5000 - 500
 
 
 def test_tracer_reading_far_off_fails(cell):
     calib = cell / "calib.txt"
-    calib.write_text(calib.read_text().replace("tracer_us=5009", "tracer_us=2488", 1))
+    calib.write_text(calib.read_text().replace("tracer_us=5019", "tracer_us=2488", 1))
     _, failures = calibrate.check_cell(str(cell), REQUEST)
-    assert failures == ["preempt 5000 us: tracer saw 2488 us, module timed 5000.3 us (50.2% off)"]
+    assert failures == ["preempt 5000 us: tracer saw 2488 us, module timed 5000.3 us "
+                        "inside, 5893.7 us around (-50.2%)"]
+
+
+def test_tracer_beyond_the_time_around_the_window_fails(cell):
+    calib = cell / "calib.txt"
+    calib.write_text(calib.read_text().replace("tracer_us=219", "tracer_us=700", 1))
+    _, failures = calibrate.check_cell(str(cell), REQUEST)
+    assert len(failures) == 1 and failures[0].startswith("preempt 200 us: tracer saw 700 us")
+
+
+def test_window_module_reading_is_checked(cell):
+    rows, failures = calibrate.check_cell(str(cell), REQUEST)
+    assert [r.get("windows_us") for r in rows[:-1]] == [None, None, 5015.152, None, None, 5002.424]
+    win = cell / "windows" / "windows.txt"
+    win.write_text(win.read_text().replace("max_ns=5015152", "max_ns=2015152"))
+    _, failures = calibrate.check_cell(str(cell), REQUEST)
+    assert failures == ["preempt 5000 us: the window module saw 2015.2 us, module timed "
+                        "5000.3 us inside, 5893.7 us around"]
 
 
 def test_window_attributed_elsewhere_fails(cell):

@@ -6,7 +6,8 @@
  *
  * echo "preempt 200" > /proc/mmlat_calib   # 200 us with preemption off
  * echo "irq 1000" > /proc/mmlat_calib      # 1000 us with irqs off
- * cat /proc/mmlat_calib                    # last window: type, ns, cpu
+ * cat /proc/mmlat_calib                    # last window: type, ns (inside),
+ *                                          # outer_ns (around it), cpu
  */
 #include <linux/kernel.h>
 #include <linux/module.h>
@@ -21,7 +22,7 @@
 
 static DEFINE_MUTEX(mmlat_calib_lock);
 static const char *last_type = "none";
-static u64 last_ns;
+static u64 last_ns, last_outer_ns;
 static int last_cpu = -1;
 
 /* Busy wait on the clock so the window length is measured, not assumed. */
@@ -37,19 +38,28 @@ static u64 mmlat_calib_spin(u64 us)
 	return now - start;
 }
 
-static noinline u64 mmlat_calib_preempt_window(u64 us, int *cpu)
+/*
+ * The spin times the inside of the window. An interrupt between
+ * preempt_disable() and the first clock read, or after the last one,
+ * lengthens the real window beyond it, so the time around the whole
+ * section is kept as an upper bound (*outer).
+ */
+static noinline u64 mmlat_calib_preempt_window(u64 us, int *cpu, u64 *outer)
 {
+	u64 t0 = local_clock();
 	u64 ns;
 
 	preempt_disable();
 	*cpu = smp_processor_id();
 	ns = mmlat_calib_spin(us);
 	preempt_enable();
+	*outer = local_clock() - t0;
 	return ns;
 }
 
-static noinline u64 mmlat_calib_irq_window(u64 us, int *cpu)
+static noinline u64 mmlat_calib_irq_window(u64 us, int *cpu, u64 *outer)
 {
+	u64 t0 = local_clock();
 	unsigned long flags;
 	u64 ns;
 
@@ -57,6 +67,7 @@ static noinline u64 mmlat_calib_irq_window(u64 us, int *cpu)
 	*cpu = smp_processor_id();
 	ns = mmlat_calib_spin(us);
 	local_irq_restore(flags);
+	*outer = local_clock() - t0;
 	return ns;
 }
 
@@ -65,8 +76,8 @@ static ssize_t mmlat_calib_write(struct file *file, const char __user *ubuf,
 {
 	char buf[32], type[16];
 	unsigned long long us;
+	u64 ns, outer;
 	int cpu;
-	u64 ns;
 
 	if (count >= sizeof(buf))
 		return -EINVAL;
@@ -79,16 +90,17 @@ static ssize_t mmlat_calib_write(struct file *file, const char __user *ubuf,
 
 	mutex_lock(&mmlat_calib_lock);
 	if (!strcmp(type, "preempt")) {
-		ns = mmlat_calib_preempt_window(us, &cpu);
+		ns = mmlat_calib_preempt_window(us, &cpu, &outer);
 		last_type = "preempt";
 	} else if (!strcmp(type, "irq")) {
-		ns = mmlat_calib_irq_window(us, &cpu);
+		ns = mmlat_calib_irq_window(us, &cpu, &outer);
 		last_type = "irq";
 	} else {
 		mutex_unlock(&mmlat_calib_lock);
 		return -EINVAL;
 	}
 	last_ns = ns;
+	last_outer_ns = outer;
 	last_cpu = cpu;
 	mutex_unlock(&mmlat_calib_lock);
 	return count;
@@ -97,8 +109,8 @@ static ssize_t mmlat_calib_write(struct file *file, const char __user *ubuf,
 static int mmlat_calib_show(struct seq_file *m, void *v)
 {
 	mutex_lock(&mmlat_calib_lock);
-	seq_printf(m, "type=%s ns=%llu cpu=%d\n", last_type, last_ns,
-		   last_cpu);
+	seq_printf(m, "type=%s ns=%llu outer_ns=%llu cpu=%d\n", last_type,
+		   last_ns, last_outer_ns, last_cpu);
 	mutex_unlock(&mmlat_calib_lock);
 	return 0;
 }
