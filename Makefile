@@ -2,8 +2,8 @@
 # `make help` lists the targets and knobs.
 
 # Which kernels: names from bench/variants.conf or name=series-dir specs.
-BASELINE  ?= mainline
-PATCHED   ?= selfcheck
+BASELINE  ?= baseline
+PATCHED   ?= patched
 VARIANTS  ?= $(BASELINE) $(PATCHED)
 WORKLOADS ?= munmap exit truncate fork
 DURATION  ?= 5
@@ -39,7 +39,8 @@ help:
 	@echo 'mmlat — compare scheduling latency and preempt-off windows of two 6.1 kernels'
 	@echo
 	@echo '  make bench      build $$(VARIANTS), boot each per workload, measure, report'
-	@echo '  make test       unit tests, then build and boot one kernel and check its data'
+	@echo '  make test       unit tests; build and boot mainline and check its data and'
+	@echo '                 calibration; then make check-kernels'
 	@echo '  make kernels    build the kernels of $$(VARIANTS) only'
 	@echo '  make guest      build the guest initramfs only'
 	@echo '  make report     (re)write the report of RUN=results/<id> (default: latest)'
@@ -97,7 +98,7 @@ compare:
 	@$(ANALYSIS) compare "$(RUN)" --baseline $(BASELINE) --patched $(PATCHED)
 
 test: deps
-	@$(MAKE) --no-print-directory test-unit test-integration
+	@$(MAKE) --no-print-directory test-unit test-integration check-kernels
 
 test-unit:
 	@$(PYTHON) -m pytest -q analysis/tests workloads/tests tests/unit
@@ -106,7 +107,7 @@ test-integration:
 	@$(PYTHON) -m pytest -q tests/integration
 
 clean:
-	rm -rf build/kernels build/guest build/trees build/config build/workloads build/accel-probe
+	rm -rf build/kernels build/kernels-check build/guest build/trees build/config build/workloads build/accel-probe
 
 distclean: clean
 	rm -rf build
