@@ -26,11 +26,17 @@ unpack_pristine() {
 
 # apply_series TREE: apply every patch of VARIANT_SERIES, stopping at the
 # first one that does not apply with the patch, file and hunk named.
+# The trees live inside the project's git work tree, and git apply run
+# there takes patch paths as relative to the project and silently skips
+# them all ("outside the directory"); the ceiling keeps git from finding
+# the project repository, so it patches the tree like patch(1) would.
 apply_series() {
 	local tree=$1 dir patch err
 	for dir in "${VARIANT_SERIES[@]}"; do
 		while read -r patch; do
-			if ! err=$(cd "$tree" && git apply --whitespace=nowarn -p1 "$patch" 2>&1); then
+			if ! err=$(cd "$tree" && GIT_CEILING_DIRECTORIES=$(dirname "$tree") \
+				git apply --verbose --whitespace=nowarn -p1 "$patch" 2>&1) ||
+			   printf '%s\n' "$err" | grep -q '^Skipped patch'; then
 				printf '%s\n' "$err" | sed 's/^/    /' >&2
 				die "variant '$VARIANT_NAME': patch ${patch#$MMLAT_ROOT/} does not apply (git apply: $(printf '%s' "$err" | grep -m1 -E 'patch failed|does not apply|error' || echo "$err"))"
 			fi

@@ -71,6 +71,9 @@ def make_patch(tmp_path, name, old, new, path="mm/memory.c"):
 
 @pytest.fixture
 def fake_env(tmp_path):
+    # As in the real layout, build/ lies inside a git work tree: git apply
+    # run there must still patch the variant tree, not skip it silently.
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     build = tmp_path / "build"
     pristine = build / "linux-source-6.1"
     (pristine / "mm").mkdir(parents=True)
