@@ -36,13 +36,18 @@ for spec in $VARIANTS; do
 done
 
 log "stage 3/4: guest images"
-base=$BUILD_DIR/guest/base.cpio
+# Images are private to this run: another run, with other modules or
+# kernels, must not swap them under booting cells.
+guest_dir=$BUILD_DIR/guest/run-$RUN_ID.$$
+trap 'rm -rf "$guest_dir"' EXIT
+mkdir -p "$guest_dir"
+base=$guest_dir/base.cpio
 bash "$MMLAT_ROOT/guest/initramfs.sh" base "$base"
 for n in "${names[@]}"; do
-	initrd=$BUILD_DIR/guest/initrd-$n.cpio
+	initrd=$guest_dir/initrd-$n.cpio
 	if [ -n "$CALIB" ] || [ "$TRACE" = windows ]; then
-		bash "$MMLAT_ROOT/guest/initramfs.sh" module "$n" "$BUILD_DIR/guest/module-$n.cpio"
-		cat "$base" "$BUILD_DIR/guest/module-$n.cpio" > "$initrd"
+		bash "$MMLAT_ROOT/guest/initramfs.sh" module "$n" "$guest_dir/module-$n.cpio"
+		cat "$base" "$guest_dir/module-$n.cpio" > "$initrd"
 	else
 		cp "$base" "$initrd"
 	fi
@@ -124,7 +129,7 @@ for r in $(seq 1 "$REPEAT"); do
 			# Calibration needs a quiet guest: only idle cells inject.
 			[ -z "$CALIB" ] || [ "$w" != idle ] || calib_arg="mmlat.calib=$CALIB"
 			TIMEOUT=${CELL_TIMEOUT:-$((DURATION * 20 + 240))} \
-			bash "$MMLAT_ROOT/bench/qemu.sh" "$staging" "$KERNELS_DIR/$n" "$BUILD_DIR/guest/initrd-$n.cpio" \
+			bash "$MMLAT_ROOT/bench/qemu.sh" "$staging" "$KERNELS_DIR/$n" "$guest_dir/initrd-$n.cpio" \
 				"mmlat.workload=$w mmlat.duration=$DURATION mmlat.trace=$TRACE mmlat.seed=$r $calib_arg" ||
 				failed=$((failed + 1))
 			. "$staging/boot.env"

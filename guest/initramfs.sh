@@ -23,8 +23,8 @@ pack() {
 	local dir=$1 out=$2
 	find "$dir" -exec touch -h -d @0 {} +
 	(cd "$dir" && find . -mindepth 1 | LC_ALL=C sort |
-		cpio --quiet --reproducible -o -H newc -R 0:0) > "$out.tmp"
-	mv "$out.tmp" "$out"
+		cpio --quiet --reproducible -o -H newc -R 0:0) > "$out.tmp.$$"
+	mv "$out.tmp.$$" "$out"
 }
 
 copy_with_libs() {
@@ -37,7 +37,8 @@ copy_with_libs() {
 
 build_base() {
 	local out=$1 root tool path
-	root=$BUILD_DIR/guest/.root.tmp
+	# Work dirs belong to this output, so concurrent runs never share one.
+	root=$out.root.$$
 	rm -rf "$root"
 	mkdir -p "$root"/{bin,dev,proc,sys,tmp,out,lib/mmlat} "$(dirname "$out")"
 	for tool in $GUEST_TOOLS; do
@@ -52,8 +53,9 @@ build_base() {
 	ln -s ../bin "$root/usr/bin"
 	ln -s ../bin "$root/usr/sbin"
 	[ -e "$root/lib64" ] || ln -s lib "$root/lib64"
-	make -s -C "$MMLAT_ROOT/workloads" O="$BUILD_DIR/workloads" >&2
-	install -m 755 "$BUILD_DIR"/workloads/mmlat-* "$root/bin/"
+	make -s -C "$MMLAT_ROOT/workloads" O="$out.workloads.$$" >&2
+	install -m 755 "$out.workloads.$$"/mmlat-* "$root/bin/"
+	rm -rf "$out.workloads.$$"
 	install -m 755 "$MMLAT_ROOT/guest/runner.sh" "$root/init"
 	pack "$root" "$out"
 	rm -rf "$root"
@@ -65,10 +67,10 @@ build_module() {
 	obj=$(sed -n 's/.*"obj_dir": "\(.*\)".*/\1/p' "$KERNELS_DIR/$variant/build.json" 2>/dev/null) ||
 		true
 	[ -n "$obj" ] && [ -d "$obj" ] || die "kernel '$variant' is not built: run make kernels"
-	root=$BUILD_DIR/guest/.modroot-$variant.tmp
+	root=$out.root.$$
 	rm -rf "$root"
 	for mod in $GUEST_MODULES; do
-		src=$BUILD_DIR/guest/modsrc-$variant/$mod
+		src=$out.src.$$/$mod
 		rm -rf "$src"
 		mkdir -p "$(dirname "$src")"
 		cp -r "$MMLAT_ROOT/guest/modules/$mod" "$src"
@@ -77,7 +79,7 @@ build_module() {
 		install -D -m 644 "$src/$mod.ko" "$root/lib/mmlat/$mod.ko"
 	done
 	pack "$root" "$out"
-	rm -rf "$root"
+	rm -rf "$root" "$out.src.$$"
 }
 
 case ${1:-} in
