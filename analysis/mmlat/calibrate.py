@@ -25,8 +25,10 @@ from . import attribute, parse
 TRACER_TOLERANCE = 0.05
 TRACER_SLACK_US = 20
 # The module times its busy wait; it may overrun the request, never fall
-# short of it.
+# short of it. An interrupt at the end of the spin adds its own length
+# (a 200 us window came out at 222 us once), hence the absolute slack.
 MODULE_TOLERANCE = 0.10
+MODULE_SLACK_US = 100
 
 
 def _interval_us(cyc):
@@ -60,7 +62,7 @@ def check_cell(guest_dir, requested):
         name = "%s %d us" % (kind, us)
         if rec.get("type") != kind:
             failures.append("%s: module ran a %s window" % (name, rec.get("type")))
-        if not us <= module_us <= us * (1 + MODULE_TOLERANCE):
+        if not us <= module_us <= us + max(MODULE_SLACK_US, us * MODULE_TOLERANCE):
             failures.append("%s: module timed %.1f us" % (name, module_us))
         if row["tracer_us"] is None:
             failures.append("%s: no tracer reading (TRACE=none?)" % name)
