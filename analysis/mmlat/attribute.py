@@ -31,9 +31,9 @@ RULES = [
     ("i_mmap-lock",   "either", r"^(i_mmap_lock_\w+|i_mmap_unlock_\w+|unmap_mapping_range|unmap_mapping_range_tree|vma_interval_tree_\w+|__vma_link_file|unlink_file_vma)$", None),
     ("anon_vma-lock", "either", r"^(anon_vma_\w+|unlink_anon_vmas|__anon_vma_prepare|lock_anon_vma_root|page_lock_anon_vma_read|folio_lock_anon_vma_read)$", None),
     ("tlb-flush-ipi", "either", r"^(flush_tlb_\w+|native_flush_tlb_\w+|smp_call_function\w*|on_each_cpu\w*|generic_smp_call_function\w*|__flush_smp_call_function_queue|csd_\w+|flush_smp_call_function\w*)$", None),
-    ("mmu-gather-free", "either", r"^(tlb_\w+|release_pages|free_pages_and_swap_cache|free_unref_page_list|free_unref_page\w*|free_pcppages_bulk|free_pgtables|free_pgd_range|__tlb_remove_page_size|tlb_flush_mmu\w*)$", "preemptoff"),
+    ("mmu-gather-free", "either", r"^(_*tlb_\w+|release_pages|free_pages_and_swap_cache|free_unref_page_list|free_unref_page\w*|free_pcppages_bulk|free_pgtables|free_pgd_range|__tlb_remove_page_size|tlb_flush_mmu\w*)$", "preemptoff"),
     ("zone-lru-lock", "either", r"^(lru_add_drain\w*|\w*lruvec\w*|folio_batch_move_lru|pagevec_lru_move_fn|__pagevec_lru_add|release_pages|free_pcppages_bulk|free_one_page|rmqueue\w*|__rmqueue\w*|get_page_from_freelist|free_unref_page\w*|drain_pages\w*|isolate_lru_\w+)$", None),
-    ("mmu-gather-free", "either", r"^(tlb_\w+|free_pages_and_swap_cache|free_pgtables|__tlb_remove_page_size)$", None),
+    ("mmu-gather-free", "either", r"^(_*tlb_\w+|free_pages_and_swap_cache|free_pgtables|__tlb_remove_page_size)$", None),
     ("softirq",       "either", r"^(__do_softirq|do_softirq\w*|irq_exit\w*|__irq_exit_rcu|run_ksoftirqd|__local_bh_enable_ip|local_bh_enable|invoke_softirq|net_rx_action|run_timer_softirq|rcu_core\w*)$", None),
 ]
 
