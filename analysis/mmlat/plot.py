@@ -87,6 +87,32 @@ def fig_ccdf(run, s, kind="latency"):
     return finish(fig, run, s)
 
 
+PTELOCK_STYLES = (("pte-lock-zap", "-"), ("pte-lock-fork", "--"))
+
+
+def fig_ptelock(run, s):
+    """CCDF of PTE-lock hold times (TRACE=windows), zap and fork sides,
+    baseline against patched: the plot of the PTE-lock window change."""
+    ws = [w for w in s["workloads"] if s["workloads"][w].get("ptelock")]
+    if not ws:
+        return None
+    fig, axes = plt.subplots(1, len(ws), figsize=(4 * len(ws), 3.2), squeeze=False)
+    for ax, w in zip(axes[0], ws):
+        for vname, side, cells in _sides(run, s, w):
+            for cls, ls in PTELOCK_STYLES:
+                ns = stats.merge_hists([c["ptelock"]["by_class"].get(cls, {})
+                                        for c in cells if c.get("ptelock")])
+                _ccdf(ax, {k / 1000.0: n for k, n in ns.items()}, color=COLORS[side],
+                      ls=ls, label="%s %s" % (vname, cls))
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_title("PTE-lock hold CCDF: %s" % w, fontsize=9)
+        ax.set_xlabel("hold time (us)")
+        ax.set_ylabel("P(X >= x)")
+        ax.legend(fontsize=6)
+    return finish(fig, run, s)
+
+
 def fig_classes(run, s, tr="preemptoff"):
     ws = list(s["workloads"])
     fig, axes = plt.subplots(len(ws), 1, figsize=(9, 3 * max(1, len(ws))), squeeze=False)
@@ -165,6 +191,9 @@ def all_plots(run, s, out_dir):
     out.append(_save(fig_ccdf(run, s, "windows"), out_dir, "windows_ccdf"))
     for tr in load.TRACERS:
         out.append(_save(fig_classes(run, s, tr), out_dir, "classes_" + tr))
+    fig = fig_ptelock(run, s)
+    if fig is not None:
+        out.append(_save(fig, out_dir, "ptelock_ccdf"))
     out.append(_save(fig_summary(run, s), out_dir, "summary"))
     out.append(_save(fig_throughput(run, s), out_dir, "throughput"))
     return out

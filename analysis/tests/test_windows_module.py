@@ -182,3 +182,23 @@ def test_ptelock_summary_known_answer():
     assert st["count"] == 100 and st["p50"] == 1024 and st["p99"] == 2048 and st["max"] == 9000
     assert pl["lost"]["baseline"] == 2 and pl["discarded"]["baseline"] == 3
     assert ptelock.summarize({"baseline": [{"ptelock": None}]}) is None
+
+
+def test_ptelock_plot_content(run):
+    from mmlat import plot
+    r = load.load_run(run)
+    s = report.build(r, "mainline", "mainline", n_resamples=20)
+    fig = plot.fig_ptelock(r, s)
+    titles = [ax.get_title() for ax in fig.axes]
+    assert titles == ["PTE-lock hold CCDF: fork", "PTE-lock hold CCDF: munmap"]
+    fork = fig.axes[0]
+    labels = [line.get_label() for line in fork.get_lines()]
+    # one boot of one variant: an A/A view of its even repeats
+    assert labels == ["mainline (even repeats) pte-lock-zap",
+                      "mainline (even repeats) pte-lock-fork"]
+    # the curve ends at the longest hold, in us
+    fork_line = fork.get_lines()[1]
+    longest = max(max(c["ptelock"]["by_class"]["pte-lock-fork"]) for c in r["cells"]
+                  if c["workload"] == "fork")
+    assert max(fork_line.get_xdata()) == longest / 1000.0
+    assert "mainline vs mainline" in fig._suptitle.get_text()
