@@ -31,6 +31,16 @@ MODULE_TOLERANCE = 0.10
 MODULE_SLACK_US = 100
 
 
+def _reads_window(reading_us, row):
+    """A tracer's reading of an injected window lies between the time the
+    module measured inside it and the time around it, give or take the
+    tracer slack."""
+    def slack(v):
+        return max(TRACER_SLACK_US, TRACER_TOLERANCE * v)
+    return (row["module_us"] - slack(row["module_us"]) <= reading_us <=
+            row["outer_us"] + slack(row["outer_us"]))
+
+
 def _interval_us(cyc):
     m = re.search(r"(?:^|\s)-i\s*(\d+)", cyc.get("cmdline") or "")
     if not m:
@@ -67,15 +77,13 @@ def check_cell(guest_dir, requested):
         if row["tracer_us"] is None:
             failures.append("%s: no tracer reading (TRACE=none?)" % name)
         else:
-            outer_us = row["outer_us"]
-            slack = lambda v: max(TRACER_SLACK_US, TRACER_TOLERANCE * v)
             t = row["tracer_us"]
             err = (t - module_us) / module_us
             row["tracer_error"] = err
-            if not module_us - slack(module_us) <= t <= outer_us + slack(outer_us):
+            if not _reads_window(t, row):
                 failures.append("%s: tracer saw %d us, module timed %.1f us inside, "
                                 "%.1f us around (%+.1f%%)"
-                                % (name, t, module_us, outer_us, 100 * err))
+                                % (name, t, module_us, row["outer_us"], 100 * err))
             trace = os.path.join(guest_dir, "calib", "%d.trace" % i)
             if os.path.exists(trace):
                 snap = parse.parse_tracer_snapshot(trace)
@@ -119,9 +127,7 @@ def _check_window_module(win, rows):
         if not seen:
             failures.append("%s: the window module recorded no calibration window" % name)
             continue
-        lo = longest["module_us"] - max(TRACER_SLACK_US, TRACER_TOLERANCE * longest["module_us"])
-        hi = longest["outer_us"] + max(TRACER_SLACK_US, TRACER_TOLERANCE * longest["outer_us"])
-        if not lo <= max(seen) <= hi:
+        if not _reads_window(max(seen), longest):
             failures.append("%s: the window module saw %.1f us, module timed %.1f us inside, "
                             "%.1f us around" % (name, max(seen), longest["module_us"],
                                                 longest["outer_us"]))
