@@ -1,12 +1,17 @@
 #!/bin/bash
-# Run the benchmark matrix: variants × workloads × repeats, one QEMU boot
-# per cell, into results/<run-id>/. Complete cells are never rewritten: a
-# rerun with the same RUN_ID resumes, a new RUN_ID starts afresh.
+# Run the benchmark matrix: variants × workloads × repeats into
+# results/<run-id>/. Each cell gets a clean boot (cyclictest and the
+# workload alone) and, unless TRACE=none, a traced boot (the same job under
+# TRACE's instrumentation): tracing changes what it measures, so latency
+# and throughput come from the clean boot, windows from the traced one.
+# Complete boots are never rewritten: a rerun with the same RUN_ID resumes,
+# a new RUN_ID starts afresh.
 #
 # env: VARIANTS (specs), WORKLOADS, DURATION (guest s), REPEAT, ACCEL
-# (auto|kvm|tcg-icount|tcg-mt), SMP, RUN_ID, TRACE (full|max|windows|none), CALIB
-# (windows injected in the idle cells), FLAVOR (bench|check), STRICT (1:
-# exit non-zero if any cell failed)
+# (auto|kvm|tcg-icount|tcg-mt), SMP, RUN_ID, TRACE (full|max|windows|none:
+# the traced boots' instrumentation; none: clean boots only), CALIB
+# (windows injected in the traced idle boots), FLAVOR (bench|check), STRICT
+# (1: exit non-zero if any boot failed)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$MMLAT_ROOT/bench/variants.sh"
@@ -22,6 +27,13 @@ RUN_ID=${RUN_ID:-$(date +%Y%m%d-%H%M%S)}
 RESULTS_DIR=${RESULTS_DIR:-$MMLAT_ROOT/results}
 run=$RESULTS_DIR/$RUN_ID
 t0=$(now)
+# Boot kinds per cell, in the order they run: clean first, so that the two
+# boots of a cell are adjacent in time.
+boots=(clean)
+[ "$TRACE" = none ] || boots+=(traced)
+# Calibration is read through the tracer, which only traced boots have.
+[ -z "$CALIB" ] || [ "$TRACE" != none ] ||
+	die "CALIB needs traced boots: TRACE=none runs clean boots only"
 
 bash "$MMLAT_ROOT/bench/deps.sh"
 config_dir=$FLAVOR_CONFIG_DIR
@@ -69,10 +81,14 @@ export ACCEL SMP
 
 mkdir -p "$run/cells" "$run/kernels"
 if [ -f "$run/meta.json" ]; then
+	grep -q '"boots":' "$run/meta.json" ||
+		die "run $RUN_ID has one boot per cell (cells/<variant>/<workload>/r<N>, the layout before clean and traced boots); start a new RUN_ID"
 	grep -q "\"accel\": \"$ACCEL\"" "$run/meta.json" ||
 		die "run $RUN_ID was measured with another accelerator; start a new RUN_ID rather than mixing modes"
 	grep -q "\"config_sha256\": \"$(cat "$config_dir/config.sha256")\"" "$run/meta.json" ||
 		die "run $RUN_ID was measured with another kernel config; start a new RUN_ID rather than mixing configs"
+	grep -q "\"trace\": \"$TRACE\"" "$run/meta.json" ||
+		die "run $RUN_ID was measured with another TRACE; start a new RUN_ID rather than mixing instrumentations"
 	log "resuming run $RUN_ID"
 else
 	for n in "${names[@]}"; do
@@ -80,6 +96,7 @@ else
 		cp "$KERNELS_DIR/$n/build.json" "$KERNELS_DIR/$n/System.map" "$KERNELS_DIR/$n/config" "$run/kernels/$n/"
 	done
 	variants_json=$(for n in "${names[@]}"; do printf '"%s",' "$n"; done)
+	boots_json=$(for b in "${boots[@]}"; do printf '"%s",' "$b"; done)
 	cat > "$run/meta.json.tmp" <<JSON
 {
   "run_id": "$RUN_ID",
@@ -91,6 +108,7 @@ else
   "smp": $SMP,
   "icount_shift": $ICOUNT_SHIFT,
   "trace": "$TRACE",
+  "boots": [${boots_json%,}],
   "flavor": "$FLAVOR",
   "config_sha256": "$(cat "$config_dir/config.sha256")",
   "kernel_version": "$(make -s -C "$PRISTINE_TREE" kernelversion)",
@@ -106,37 +124,43 @@ JSON
 	mv "$run/meta.json.tmp" "$run/meta.json"
 fi
 
-log "stage 4/4: cells ($ACCEL, $SMP vCPU, ${DURATION}s each) into ${run#$MMLAT_ROOT/}"
-total=$((${#names[@]} * $(echo $WORKLOADS | wc -w) * REPEAT))
-i=0 done_secs=0 done_cells=0 failed=0
+log "stage 4/4: boots ($ACCEL, $SMP vCPU, ${DURATION}s each, ${boots[*]} per cell) into ${run#$MMLAT_ROOT/}"
+total=$((${#names[@]} * $(echo $WORKLOADS | wc -w) * REPEAT * ${#boots[@]}))
+i=0 done_secs=0 done_boots=0 failed=0
 for r in $(seq 1 "$REPEAT"); do
 	for w in $WORKLOADS; do
 		for n in "${names[@]}"; do
-			i=$((i + 1))
-			cell=$run/cells/$n/$w/r$r
-			if [ -d "$cell" ]; then
-				log "cell $i/$total $n/$w/r$r: already complete, skipped"
-				continue
-			fi
-			staging=$run/cells/$n/$w/.r$r.tmp
-			rm -rf "$staging"
-			mkdir -p "$staging"
-			remaining=?
-			[ $done_cells -eq 0 ] || remaining=$(( (total - i + 1) * done_secs / done_cells ))s
-			log "cell $i/$total $n/$w/r$r (elapsed $(($(now) - t0))s, remaining ~$remaining)"
-			c0=$(now)
-			calib_arg=
-			# Calibration needs a quiet guest: only idle cells inject.
-			[ -z "$CALIB" ] || [ "$w" != idle ] || calib_arg="mmlat.calib=$CALIB"
-			TIMEOUT=${CELL_TIMEOUT:-$((DURATION * 20 + 240))} \
-			bash "$MMLAT_ROOT/bench/qemu.sh" "$staging" "$KERNELS_DIR/$n" "$guest_dir/initrd-$n.cpio" \
-				"mmlat.workload=$w mmlat.duration=$DURATION mmlat.trace=$TRACE mmlat.seed=$r $calib_arg" ||
-				failed=$((failed + 1))
-			. "$staging/boot.env"
-			cat > "$staging/cell.json" <<JSON
+			for boot in "${boots[@]}"; do
+				i=$((i + 1))
+				what=$n/$w/$boot/r$r
+				dest=$run/cells/$what
+				if [ -d "$dest" ]; then
+					log "boot $i/$total $what: already complete, skipped"
+					continue
+				fi
+				staging=$run/cells/$n/$w/$boot/.r$r.tmp
+				rm -rf "$staging"
+				mkdir -p "$staging"
+				remaining=?
+				[ $done_boots -eq 0 ] || remaining=$(( (total - i + 1) * done_secs / done_boots ))s
+				log "boot $i/$total $what (elapsed $(($(now) - t0))s, remaining ~$remaining)"
+				c0=$(now)
+				trace=none calib_arg=
+				if [ "$boot" = traced ]; then
+					trace=$TRACE
+					# Calibration needs a quiet guest: only idle cells inject.
+					[ -z "$CALIB" ] || [ "$w" != idle ] || calib_arg="mmlat.calib=$CALIB"
+				fi
+				TIMEOUT=${CELL_TIMEOUT:-$((DURATION * 20 + 240))} \
+				bash "$MMLAT_ROOT/bench/qemu.sh" "$staging" "$KERNELS_DIR/$n" "$guest_dir/initrd-$n.cpio" \
+					"mmlat.workload=$w mmlat.duration=$DURATION mmlat.trace=$trace mmlat.seed=$r $calib_arg" ||
+					failed=$((failed + 1))
+				. "$staging/boot.env"
+				cat > "$staging/cell.json" <<JSON
 {
   "variant": "$n",
   "workload": "$w",
+  "boot": "$boot",
   "repeat": $r,
   "status": "$status",
   "cause": "$(printf '%s' "$cause" | sed 's/[\\"]/\\&/g' | tr -d '\000-\037')",
@@ -149,22 +173,23 @@ for r in $(seq 1 "$REPEAT"); do
   "qemu_cmdline": "$(sed 's/[\\"]/\\&/g' "$staging/qemu.cmdline")"
 }
 JSON
-			rm -f "$staging/boot.env" "$staging/qemu.cmdline"
-			mv "$staging" "$cell"
-			done_secs=$((done_secs + $(now) - c0)) done_cells=$((done_cells + 1))
+				rm -f "$staging/boot.env" "$staging/qemu.cmdline"
+				mv "$staging" "$dest"
+				done_secs=$((done_secs + $(now) - c0)) done_boots=$((done_boots + 1))
+			done
 		done
 	done
 done
-log "matrix done in $(($(now) - t0))s: $total cells, $failed failed, in ${run#$MMLAT_ROOT/}"
+log "matrix done in $(($(now) - t0))s: $total boots, $failed failed, in ${run#$MMLAT_ROOT/}"
 [ "$FLAVOR" != bench ] || echo "$run" > "$RESULTS_DIR/.latest"
-# STRICT=1 (the safety boots): any failed cell of the run, resumed ones
+# STRICT=1 (the safety boots): any failed boot of the run, resumed ones
 # included, fails the matrix with every cause listed.
 if [ "${STRICT:-0}" = 1 ]; then
-	bad=$(grep -l '"status": "failed"' "$run"/cells/*/*/r*/cell.json 2>/dev/null || true)
+	bad=$(grep -l '"status": "failed"' "$run"/cells/*/*/*/r*/cell.json 2>/dev/null || true)
 	if [ -n "$bad" ]; then
 		for f in $bad; do
 			printf '    %s: %s\n' "$(dirname "${f#$run/cells/}")" "$(sed -n 's/.*"cause": "\(.*\)",/\1/p' "$f")" >&2
 		done
-		die "$(echo "$bad" | wc -l) of $total cells failed in ${run#$MMLAT_ROOT/} (causes above)"
+		die "$(echo "$bad" | wc -l) of $total boots failed in ${run#$MMLAT_ROOT/} (causes above)"
 	fi
 fi

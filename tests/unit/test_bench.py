@@ -1,7 +1,10 @@
 """Unit tests of the host-side shell glue: config checking, variants and
-series, and patch application into variant trees. They use tiny fake trees,
-so they need neither the kernel source nor QEMU."""
+series, patch application into variant trees, and the boot matrix. They use
+tiny fake trees and stub boots, so they need neither the kernel source nor
+QEMU."""
+import json
 import os
+import shutil
 import subprocess
 import textwrap
 from pathlib import Path
@@ -172,3 +175,127 @@ def test_check_boot_splats_are_named(tmp_path, splat):
     res = first_splat(tmp_path, BENIGN + ["[   12.345678] " + splat, "[   12.4] next"])
     assert res.returncode == 0
     assert res.stdout.strip() == splat
+
+
+# The boot matrix, with every stage that needs a kernel or QEMU replaced by
+# a stub: run-matrix.sh itself runs unchanged from a copy of bench/.
+STUBS = {
+    "bench/deps.sh": "exit 0\n",
+    "bench/kconfig.sh": 'mkdir -p "$2"; echo c0ffee > "$2/config.sha256"\n',
+    "bench/build.sh": textwrap.dedent("""\
+        . "$(dirname "$0")/lib.sh"; . "$(dirname "$0")/variants.sh"
+        resolve_variant "$1"
+        d=$KERNELS_DIR/$VARIANT_NAME
+        mkdir -p "$d"
+        echo '{"series_sha256": "e3b0"}' > "$d/build.json"
+        touch "$d/System.map" "$d/config"
+        """),
+    "guest/initramfs.sh": 'echo "$1" > "${!#}"\n',
+    # One line per boot in boots.log: the output dir and the guest job.
+    # STUB_FAIL: boots whose job contains it fail.
+    "bench/qemu.sh": textwrap.dedent("""\
+        out=$1 job=$4
+        echo "${out#$MMLAT_RESULTS/} $job" >> "$MMLAT_RESULTS/boots.log"
+        mkdir -p "$out/guest"
+        echo "$job" > "$out/console.log"
+        echo qemu-stub > "$out/qemu.cmdline"
+        status=ok cause=
+        case $job in *"${STUB_FAIL:-none-fails}"*) status=failed cause="stub failure" ;; esac
+        printf 'status=%s\\ncause=%q\\nwall_seconds=1\\nguest_seconds_to_runner=2\\n' \\
+            "$status" "$cause" > "$out/boot.env"
+        [ "$status" = ok ]
+        """),
+}
+
+
+@pytest.fixture
+def matrix(tmp_path):
+    root = tmp_path / "root"
+    for name in ("run-matrix.sh", "lib.sh", "variants.sh"):
+        (root / "bench").mkdir(parents=True, exist_ok=True)
+        (root / "bench" / name).write_text((ROOT / "bench" / name).read_text())
+    for rel, body in STUBS.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(body)
+    build = tmp_path / "build"
+    (build / "linux-source-6.1").mkdir(parents=True)
+    (build / "linux-source-6.1/Makefile").write_text("kernelversion:\n\t@echo 6.1.0\n")
+    conf = tmp_path / "variants.conf"
+    conf.write_text("base:\npatch:\n")
+    results = tmp_path / "results"
+    base_env = {"BUILD_DIR": str(build), "VARIANTS_CONF": str(conf),
+                "RESULTS_DIR": str(results), "MMLAT_RESULTS": str(results),
+                "RUN_ID": "t", "VARIANTS": "base patch", "WORKLOADS": "munmap idle",
+                "REPEAT": "2", "DURATION": "1", "ACCEL": "tcg-icount",
+                "TRACE": "windows", "CALIB": "preempt:200"}
+
+    def run_matrix(**env):
+        full = dict(base_env, **env)
+        proc = subprocess.run(["bash", str(root / "bench/run-matrix.sh")],
+                              env=dict(os.environ, **full), text=True,
+                              capture_output=True)
+        log = results / "boots.log"
+        boots = log.read_text().splitlines() if log.exists() else []
+        if log.exists():
+            log.unlink()
+        return proc, boots
+    return run_matrix, results / "t"
+
+
+def test_matrix_runs_clean_then_traced_boot_per_cell(matrix):
+    run_matrix, run = matrix
+    proc, boots = run_matrix()
+    assert proc.returncode == 0, proc.stderr
+    dirs = [line.split()[0] for line in boots]
+    # clean and traced of one cell are adjacent, clean first
+    assert dirs[:4] == ["t/cells/base/munmap/clean/.r1.tmp", "t/cells/base/munmap/traced/.r1.tmp",
+                        "t/cells/patch/munmap/clean/.r1.tmp", "t/cells/patch/munmap/traced/.r1.tmp"]
+    assert len(dirs) == 2 * 2 * 2 * 2
+    jobs = {d: line.split(" ", 1)[1] for d, line in zip(dirs, boots)}
+    for d, job in jobs.items():
+        traced = "/traced/" in d
+        assert ("mmlat.trace=windows" if traced else "mmlat.trace=none") in job
+        # calibration only in the traced idle boots
+        assert ("mmlat.calib=preempt:200" in job) == (traced and "/idle/" in d)
+    cell = json.loads((run / "cells/patch/idle/traced/r2/cell.json").read_text())
+    assert cell["boot"] == "traced" and cell["repeat"] == 2 and cell["status"] == "ok"
+    assert json.loads((run / "cells/base/munmap/clean/r1/cell.json").read_text())["boot"] == "clean"
+    assert (run / "cells/base/munmap/clean/r1/console.log").exists()
+    assert not list(run.glob("cells/*/*/*/.r*.tmp"))
+    meta = json.loads((run / "meta.json").read_text())
+    assert meta["boots"] == ["clean", "traced"] and meta["trace"] == "windows"
+    assert "boot 16/16 patch/idle/traced/r2" in proc.stderr
+
+
+def test_matrix_resumes_per_boot(matrix):
+    run_matrix, run = matrix
+    assert run_matrix()[0].returncode == 0
+    shutil.rmtree(run / "cells/base/idle/traced/r1")
+    proc, boots = run_matrix()
+    assert proc.returncode == 0, proc.stderr
+    assert [line.split()[0] for line in boots] == ["t/cells/base/idle/traced/.r1.tmp"]
+    assert "boot 5/16 base/idle/clean/r1: already complete, skipped" in proc.stderr
+    proc, _ = run_matrix(TRACE="max")
+    assert proc.returncode != 0 and "another TRACE" in proc.stderr
+
+
+def test_matrix_trace_none_boots_clean_only(matrix):
+    run_matrix, run = matrix
+    proc, _ = run_matrix(TRACE="none")
+    assert proc.returncode != 0 and "CALIB needs traced boots" in proc.stderr
+    proc, boots = run_matrix(TRACE="none", CALIB="")
+    assert proc.returncode == 0, proc.stderr
+    assert len(boots) == 8 and all("/clean/" in line and "mmlat.trace=none" in line
+                                   for line in boots)
+    assert json.loads((run / "meta.json").read_text())["boots"] == ["clean"]
+    assert not list(run.glob("cells/*/*/traced"))
+
+
+def test_matrix_strict_names_failed_boots(matrix):
+    run_matrix, run = matrix
+    proc, boots = run_matrix(STRICT="1", STUB_FAIL="mmlat.trace=windows mmlat.seed=2")
+    assert len(boots) == 16
+    assert proc.returncode != 0
+    assert "4 of 16 boots failed" in proc.stderr
+    assert "base/munmap/traced/r2: stub failure" in proc.stderr
+    assert "clean/r2:" not in proc.stderr
