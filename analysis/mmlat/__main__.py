@@ -25,7 +25,7 @@ def main(argv=None):
         print("mmlat: no such run directory: %s" % a.run_dir, file=sys.stderr)
         return 2
     if a.cmd == "calibrate":
-        return calibrate_run(a.run_dir)
+        return calibrate.check_run(a.run_dir)
     run = load.load_run(a.run_dir)
     if not run["cells"]:
         print("mmlat: no cells under %s/cells" % a.run_dir, file=sys.stderr)
@@ -55,30 +55,6 @@ def main(argv=None):
     if s["failed_cells"]:
         print("note: %d failed cells" % len(s["failed_cells"]))
     print("compare: %s" % ("FAIL" if bad else "ok"))
-    return 1 if bad else 0
-
-
-def calibrate_run(run_dir):
-    """Check every calibration cell of a run; 0 only if all pass."""
-    cells = []
-    for root, _, files in os.walk(os.path.join(run_dir, "cells")):
-        if "job.env" in files:
-            with open(os.path.join(root, "job.env")) as f:
-                job = dict(l.rstrip("\n").split("=", 1) for l in f if "=" in l)
-            if job.get("calib"):
-                cells.append((root, job["calib"]))
-    if not cells:
-        print("mmlat: no calibration cells under %s" % run_dir, file=sys.stderr)
-        return 2
-    bad = 0
-    for guest, request in sorted(cells):
-        rows, failures = calibrate.check_cell(guest, calibrate.parse_request(request))
-        print("%s:" % os.path.relpath(os.path.dirname(guest), run_dir))
-        sys.stdout.write(calibrate.format_rows(rows))
-        for msg in failures:
-            print("FAIL: %s" % msg)
-        bad += bool(failures)
-    print("calibration: %s" % ("FAIL" if bad else "ok"))
     return 1 if bad else 0
 
 

@@ -1,29 +1,64 @@
 """Check the measurement chain against windows of known length.
 
-A calibration cell (workload idle, mmlat.calib=kind:us,...) injects
-preempt-off and irq-off busy waits through guest/modules/mmlat_calib and
-records, per window, what the module timed, what the matching max tracer
-reported and that tracer's trace.  Three things must hold:
+A calibration cell (mmlat.calib=..., any workload) injects windows of known
+length through guest/modules/mmlat_calib, of five kinds: `preempt`
+(preempt_disable), `irq` (local_irq_save), `spin` (a window opened by
+spin_lock on a plain spinlock), `ptl` (a PTE-lock hold, which opens its own
+preempt-off window) and `ptl_nested` (the same hold inside a preempt-off
+section, as in the baseline kernel's non-preemptible mmu_gather).  The
+module times each window from inside (its busy wait) and from around it
+(the whole section).  The reading under test is
 
-1. the tracer reports each window within TRACER_TOLERANCE (or
-   TRACER_SLACK_US for short windows) of what the module timed: at least
-   the time inside the window, at most the time around it (an interrupt
-   at the window's edge lengthens the window but not the module's spin);
-2. attribution puts the traced window in the "calibration" class;
-3. cyclictest's max covers the longest window: its thread cannot run
-   inside a window on the same (only) CPU, so it wakes at most one period
-   before the window ends.
+* TRACE=windows: the window module's own record of that window.  The guest
+  snapshots the module's tables before the first window and after each
+  (guest/calib/<N>.windows, <N>.ptelock); the window is the change of the
+  key of the calibration function that opened it (or, for the PTE-lock
+  kinds, of the lock site in mmlat_calib_ptl_hold), whose count must grow
+  by exactly one.  Other windows have other keys, so nothing else the
+  guest does in between can take a window's place;
+* TRACE=max (and full): the matching max tracer, reset before each window
+  (calib.txt tracer_us, with the window's trace in calib/<N>.trace, whose
+  attribution must be the "calibration" class).
+
+Per window the reading must lie between the time inside and the time
+around the section: an interrupt (or, under a workload, a preemption
+before a PTE lock is taken) at a window's edge lengthens it beyond the
+busy wait, never beyond the section.  Per kind, reading = a * inside + b is
+fitted by least squares over every window of the kind: |a - 1| must not
+exceed A_TOLERANCE (both sides read the same clock), and b is the cost the
+measurement adds to each window, aimed at B_GOAL_US and broken above
+B_LIMIT_US.  Last, cyclictest's max must cover the longest window: its
+thread cannot run inside a window on the window's CPU, so it wakes at most
+one period before the window ends.
 """
+import json
 import os
 import re
+import sys
 
 from . import attribute, parse
 
-# Error allowed between tracer and module: both read the same guest clock;
-# the tracer adds the cost of its own hooks, a constant (9 us measured at
-# icount shift 3) that the slack covers for short windows.
-TRACER_TOLERANCE = 0.05
-TRACER_SLACK_US = 20
+KINDS = ("preempt", "irq", "spin", "ptl", "ptl_nested")
+
+# Where the window module records each kind: its dump, the table (window
+# kind or lock site) and the calibration function that opens the window
+# (caller, or parent of a window opened inside spin_lock) or takes the lock.
+WINDOW_KEYS = {
+    "preempt": ("windows", "preempt", "mmlat_calib_preempt_window"),
+    "irq": ("windows", "irq", "mmlat_calib_irq_window"),
+    "spin": ("windows", "preempt", "mmlat_calib_spin_window"),
+    "ptl": ("ptelock", "lock", "mmlat_calib_ptl_hold"),
+    "ptl_nested": ("ptelock", "lock", "mmlat_calib_ptl_hold"),
+}
+
+# The fit: a within 1 % of one; b, the overhead per window, aimed at 2 us,
+# and above 20 us something is broken (the max tracer alone adds 9-15 us).
+A_TOLERANCE = 0.01
+B_GOAL_US = 2.0
+B_LIMIT_US = 20.0
+# tracing_max_latency is in whole microseconds, rounded down; the window
+# module's readings are nanoseconds on the module's own clock.
+READING_RESOLUTION_US = {"tracer": 1.0, "windows": 0.0}
 # The module times its busy wait; it may overrun the request, never fall
 # short of it. An interrupt at the end of the spin adds its own length
 # (a 200 us window came out at 222 us once), hence the absolute slack.
@@ -31,14 +66,112 @@ MODULE_TOLERANCE = 0.10
 MODULE_SLACK_US = 100
 
 
-def _reads_window(reading_us, row):
-    """A tracer's reading of an injected window lies between the time the
-    module measured inside it and the time around it, give or take the
-    tracer slack."""
-    def slack(v):
-        return max(TRACER_SLACK_US, TRACER_TOLERANCE * v)
-    return (row["module_us"] - slack(row["module_us"]) <= reading_us <=
-            row["outer_us"] + slack(row["outer_us"]))
+def parse_request(calib):
+    """Expand mmlat.calib as guest/runner.sh (calib_windows) does:
+    "preempt/irq:200/1000x3,ptl:50" -> [(kind, us)], the items in order,
+    each in its rounds, each round length by length, each length kind by
+    kind."""
+    out = []
+    for item in calib.split(","):
+        m = re.fullmatch(r"([a-z_/]+):([0-9/]+)(?:x([0-9]+))?", item)
+        if not m:
+            raise ValueError("bad calibration item %r: want KIND[/KIND...]:US[/US...][xROUNDS]"
+                             % item)
+        kinds = m.group(1).split("/")
+        lengths = m.group(2).split("/")
+        bad = [k for k in kinds if k not in KINDS] + [u for u in lengths if not u]
+        if bad or not int(m.group(3) or 1):
+            raise ValueError("bad calibration item %r: kinds are %s, lengths and rounds "
+                             "positive integers" % (item, ", ".join(KINDS)))
+        for _ in range(int(m.group(3) or 1)):
+            out += [(k, int(us)) for us in lengths for k in kinds]
+    return out
+
+
+def fit(points):
+    """Least squares reading = a * inside + b over [(inside, reading)].
+    Returns {a, b_us, n, max_residual_us}, a None with fewer than two
+    distinct inside times."""
+    n = len(points)
+    mx = sum(x for x, _ in points) / n
+    my = sum(y for _, y in points) / n
+    sxx = sum((x - mx) ** 2 for x, _ in points)
+    if len({x for x, _ in points}) < 2 or sxx == 0:
+        return {"a": None, "b_us": None, "n": n, "max_residual_us": None}
+    a = sum((x - mx) * (y - my) for x, y in points) / sxx
+    b = my - a * mx
+    return {"a": a, "b_us": b, "n": n,
+            "max_residual_us": max(abs(y - a * x - b) for x, y in points)}
+
+
+def check_fit(kind, f):
+    """Failure messages for one kind's fit (none when it is sound)."""
+    if f["a"] is None:
+        return ["%s: cannot fit a and b from %d windows: inject at least two lengths"
+                % (kind, f["n"])]
+    failures = []
+    if abs(f["a"] - 1) > A_TOLERANCE:
+        failures.append("%s: reading = %.4f * inside %+.1f us: a is off by more than %g %%"
+                        % (kind, f["a"], f["b_us"], 100 * A_TOLERANCE))
+    if f["b_us"] > B_LIMIT_US:
+        failures.append("%s: %.1f us added to every window (b), more than %g us: "
+                        "the measurement is broken" % (kind, f["b_us"], B_LIMIT_US))
+    return failures
+
+
+def _snapshot(guest_dir, source, n):
+    """{key: counters} of the guest's snapshot after injected window n,
+    only the keys of the calibration functions; None if there is none."""
+    path = os.path.join(guest_dir, "calib", "%d.%s" % (n, source))
+    if not os.path.exists(path):
+        return None
+    funcs = {f for s, _, f in WINDOW_KEYS.values() if s == source}
+    out = {}
+    if source == "windows":
+        for k in parse.parse_windows(path)["keys"]:
+            fn = {parse.sym_func(k.get("caller")), parse.sym_func(k.get("parent"))} & funcs
+            if fn:
+                out[(k["kind"], k["cpu"], k.get("caller"), k.get("parent"))] = dict(
+                    k, func=min(fn))
+    else:
+        for s in parse.parse_ptelock(path)["sites"]:
+            if s["func"] in funcs:
+                out[(s["type"], s["at"])] = s
+    return out
+
+
+def snapshot_reading(before, after, kind):
+    """The window module's reading of one injected window of `kind`: the
+    change between two snapshots (from _snapshot) of every key of the
+    kind's calibration function.  Returns (reading_us or None, failure or
+    None): the key's count must have grown by exactly one."""
+    _, table, func = WINDOW_KEYS[kind]
+    dn = dt = discarded = 0
+    for key, k in after.items():
+        if key[0] != table or k["func"] != func:
+            continue
+        old = before.get(key, {})
+        dn += k["n"] - old.get("n", 0)
+        dt += k["total_ns"] - old.get("total_ns", 0)
+        discarded += k.get("discarded", 0) - old.get("discarded", 0)
+    if dn == 1:
+        return dt / 1000.0, None
+    what = "%s key of %s" % (table, func)
+    if dn == 0:
+        return None, "the window module recorded no window (%s%s)" % (
+            what, ", %d hold discarded" % discarded if discarded else "")
+    return None, "the %s counted %d windows for one" % (what, dn)
+
+
+def _tracer_class(guest_dir, n):
+    trace = os.path.join(guest_dir, "calib", "%d.trace" % n)
+    if not os.path.exists(trace):
+        return None, "no trace of the window"
+    snap = parse.parse_tracer_snapshot(trace)
+    cls = attribute.classify(snap["started_at"], snap["ended_at"])
+    if cls != "calibration":
+        return cls, "attributed to %s (started at %s)" % (cls, snap["started_at"])
+    return cls, None
 
 
 def _interval_us(cyc):
@@ -52,113 +185,181 @@ def _interval_us(cyc):
 def check_cell(guest_dir, requested):
     """Check one calibration cell's guest directory.
 
-    requested: [(kind, us)] in injection order.  Returns (rows, failures):
-    one row per window with every figure checked, and a list of failure
-    messages (empty when the chain is sound)."""
+    requested: [(kind, us)] in injection order (parse_request).  Returns
+    (result, failures): result = {"source", "windows": [one row per window],
+    "fits": {kind: fit()}, "cyclictest": {max_us, floor_us}}, failures a
+    list of messages (empty when the chain is sound)."""
+    result = {"source": None, "windows": [], "fits": {}, "cyclictest": None}
     calib_path = os.path.join(guest_dir, "calib.txt")
     if not os.path.exists(calib_path):
-        return [], ["no calib.txt in %s: the calibration did not run" % guest_dir]
+        return result, ["no calib.txt in %s: the calibration did not run" % guest_dir]
     got = parse.parse_calib(calib_path)
     failures = []
     if len(got) != len(requested):
-        failures.append("%d windows requested, %d recorded"
-                        % (len(requested), len(got)))
-    rows = []
-    for i, ((kind, us), rec) in enumerate(zip(requested, got), 1):
-        module_us = rec["ns"] / 1000.0
-        row = {"kind": kind, "requested_us": us, "module_us": module_us,
-               "outer_us": max(module_us, rec.get("outer_ns", rec["ns"]) / 1000.0),
-               "tracer_us": rec.get("tracer_us"), "class": None}
-        name = "%s %d us" % (kind, us)
-        if rec.get("type") != kind:
-            failures.append("%s: module ran a %s window" % (name, rec.get("type")))
-        if not us <= module_us <= us + max(MODULE_SLACK_US, us * MODULE_TOLERANCE):
-            failures.append("%s: module timed %.1f us" % (name, module_us))
-        if row["tracer_us"] is None:
-            failures.append("%s: no tracer reading (TRACE=none?)" % name)
-        else:
-            t = row["tracer_us"]
-            err = (t - module_us) / module_us
-            row["tracer_error"] = err
-            if not _reads_window(t, row):
-                failures.append("%s: tracer saw %d us, module timed %.1f us inside, "
-                                "%.1f us around (%+.1f%%)"
-                                % (name, t, module_us, row["outer_us"], 100 * err))
-            trace = os.path.join(guest_dir, "calib", "%d.trace" % i)
-            if os.path.exists(trace):
-                snap = parse.parse_tracer_snapshot(trace)
-                row["class"] = attribute.classify(snap["started_at"], snap["ended_at"])
-                if row["class"] != "calibration":
-                    failures.append("%s: attributed to %s (started at %s)"
-                                    % (name, row["class"], snap["started_at"]))
-            else:
-                failures.append("%s: no trace of the window" % name)
-        rows.append(row)
+        failures.append("%d windows requested, %d recorded" % (len(requested), len(got)))
+    if os.path.exists(os.path.join(guest_dir, "calib", "0.windows")):
+        source = "windows"
+        snaps = {s: _snapshot(guest_dir, s, 0) for s in ("windows", "ptelock")}
+    elif got and "tracer_us" in got[0]:
+        source = "tracer"
+    else:
+        source = None
+        failures.append("no reading of the injected windows: no window-module snapshots "
+                        "and no tracer readings (TRACE=none?)")
+    result["source"] = source
 
-    windows = os.path.join(guest_dir, "windows", "windows.txt")
-    if os.path.exists(windows):
-        failures += _check_window_module(parse.parse_windows(windows), rows)
+    rows = result["windows"]
+    for i, ((kind, us), rec) in enumerate(zip(requested, got), 1):
+        inside = rec["ns"] / 1000.0
+        row = {"kind": kind, "requested_us": us, "inside_us": inside,
+               "outer_us": max(inside, rec.get("outer_ns", rec["ns"]) / 1000.0),
+               "reading_us": None, "class": None}
+        rows.append(row)
+        name = "window %d (%s %d us)" % (i, kind, us)
+        if rec.get("type") != kind:
+            failures.append("%s: the module ran a %s window" % (name, rec.get("type")))
+        if not us <= inside <= us + max(MODULE_SLACK_US, us * MODULE_TOLERANCE):
+            failures.append("%s: the module timed %.1f us" % (name, inside))
+        err = None
+        if source == "windows":
+            table = WINDOW_KEYS[kind][0]
+            now = _snapshot(guest_dir, table, i)
+            if now is None:
+                err = "no snapshot calib/%d.%s" % (i, table)
+            elif snaps[table] is None:
+                err = "no snapshot before it"
+            else:
+                row["reading_us"], err = snapshot_reading(snaps[table], now, kind)
+            snaps[table] = now
+        elif source == "tracer":
+            row["reading_us"] = rec["tracer_us"]
+            row["class"], err = _tracer_class(guest_dir, i)
+        if err:
+            failures.append("%s: %s" % (name, err))
+        r = row["reading_us"]
+        if r is None:
+            continue
+        res = READING_RESOLUTION_US[source]
+        if not row["inside_us"] - res <= r <= row["outer_us"] + res:
+            failures.append("%s: read %.1f us, outside the %.1f us inside and %.1f us around "
+                            "the window" % (name, r, row["inside_us"], row["outer_us"]))
+
+    for kind in KINDS:
+        points = [(r["inside_us"], r["reading_us"]) for r in rows
+                  if r["kind"] == kind and r["reading_us"] is not None]
+        if points:
+            result["fits"][kind] = f = fit(points)
+            failures += check_fit(kind, f)
 
     cyc = parse.parse_cyclictest_json(os.path.join(guest_dir, "cyclictest.json"))
     cyc_max = max(t["max"] for t in cyc["threads"].values())
-    longest = max((r["module_us"] for r in rows), default=0)
+    longest = max((r["inside_us"] for r in rows), default=0)
     floor = longest - _interval_us(cyc)
+    result["cyclictest"] = {"max_us": cyc_max, "floor_us": floor}
     if cyc_max < floor:
         failures.append("cyclictest max %d us is below the longest window %.0f us "
                         "less one period (%.0f us)" % (cyc_max, longest, floor))
-    rows.append({"kind": "cyclictest", "max_us": cyc_max, "floor_us": floor})
-    return rows, failures
+    return result, failures
 
 
-def _check_window_module(win, rows):
-    """TRACE=windows: the module's longest window opened by the calibration
-    module, per kind, is the longest injected window of that kind."""
-    failures = []
-    for kind in ("preempt", "irq"):
-        injected = [r for r in rows if r["kind"] == kind]
-        if not injected:
+def format_result(result):
+    """Per kind and length the windows' overhead (reading - inside) and
+    edge (around - inside), then each kind's fit and cyclictest."""
+    lines = ["%-10s %9s %3s %10s %17s %13s" % (
+        "kind", "length us", "n", "inside us", "reading-inside us", "around-inside")]
+    groups = {}
+    for r in result["windows"]:
+        groups.setdefault((KINDS.index(r["kind"]), r["requested_us"]), []).append(r)
+    for (k, us), rows in sorted(groups.items()):
+        over = [r["reading_us"] - r["inside_us"] for r in rows if r["reading_us"] is not None]
+        lines.append("%-10s %9d %3d %10.1f %17s %13.1f" % (
+            KINDS[k], us, len(rows), sum(r["inside_us"] for r in rows) / len(rows),
+            "%.1f..%.1f" % (min(over), max(over)) if over else "-",
+            max(r["outer_us"] - r["inside_us"] for r in rows)))
+    for kind, f in result["fits"].items():
+        if f["a"] is None:
+            lines.append("fit %-10s -" % kind)
             continue
-        longest = max(injected, key=lambda r: r["module_us"])
-        seen = [k["max_ns"] / 1000.0 for k in win["keys"] if k["kind"] == kind and
-                attribute.classify(parse.sym_func(k.get("caller")),
-                                   parse.sym_func(k.get("parent"))) == "calibration"]
-        longest["windows_us"] = max(seen) if seen else None
-        name = "%s %d us" % (kind, longest["requested_us"])
-        if not seen:
-            failures.append("%s: the window module recorded no calibration window" % name)
-            continue
-        if not _reads_window(max(seen), longest):
-            failures.append("%s: the window module saw %.1f us, module timed %.1f us inside, "
-                            "%.1f us around" % (name, max(seen), longest["module_us"],
-                                                longest["outer_us"]))
-    return failures
-
-
-def parse_request(calib):
-    """"preempt:200,irq:1000" -> [("preempt", 200), ("irq", 1000)]"""
-    out = []
-    for item in calib.split(","):
-        kind, _, us = item.partition(":")
-        if kind not in ("preempt", "irq") or not us.isdigit():
-            raise ValueError("bad calibration window %r: want preempt:US or irq:US" % item)
-        out.append((kind, int(us)))
-    return out
-
-
-def format_rows(rows):
-    lines = ["%-8s %9s %10s %10s %10s %7s %10s  %s" % (
-        "window", "requested", "inside us", "around us", "tracer us", "error",
-        "windows us", "class")]
-    for r in rows:
-        if r["kind"] == "cyclictest":
-            lines.append("cyclictest max %d us (must be >= %.0f us)"
-                         % (r["max_us"], r["floor_us"]))
-            continue
-        err = r.get("tracer_error")
-        win = r.get("windows_us")
-        lines.append("%-8s %9d %10.1f %10.1f %10s %7s %10s  %s" % (
-            r["kind"], r["requested_us"], r["module_us"], r["outer_us"],
-            "-" if r["tracer_us"] is None else r["tracer_us"],
-            "-" if err is None else "%+.1f%%" % (100 * err),
-            "-" if win is None else "%.1f" % win, r["class"] or "-"))
+        lines.append("fit %-10s reading = %.4f * inside %+.2f us  (%d windows, max residual "
+                     "%.1f us)%s" % (kind, f["a"], f["b_us"], f["n"], f["max_residual_us"],
+                                     "" if f["b_us"] <= B_GOAL_US else
+                                     "  b above the %g us goal" % B_GOAL_US))
+    if result["cyclictest"]:
+        lines.append("cyclictest max %d us (must be >= %.0f us)"
+                     % (result["cyclictest"]["max_us"], result["cyclictest"]["floor_us"]))
     return "\n".join(lines) + "\n"
+
+
+def _read_env(path):
+    with open(path) as f:
+        return dict(l.rstrip("\n").split("=", 1) for l in f if "=" in l)
+
+
+def _calibration_cells(run_dir):
+    """[(cell_dir, cell.json, request)] of every cell booted with
+    mmlat.calib, failed ones included (their request from the QEMU
+    command line when the guest shipped no job.env)."""
+    cells = []
+    for root, _, files in os.walk(os.path.join(run_dir, "cells")):
+        if "cell.json" not in files:
+            continue
+        with open(os.path.join(root, "cell.json")) as f:
+            info = json.load(f)
+        job = os.path.join(root, "guest", "job.env")
+        request = _read_env(job).get("calib") if os.path.exists(job) else None
+        if request is None:
+            m = re.search(r"mmlat\.calib=(\S+)", info.get("qemu_cmdline", ""))
+            request = m and m.group(1).strip("\"'")
+        if request:
+            cells.append((root, info, request))
+    return sorted(cells)
+
+
+def check_run(run_dir, out=None):
+    """Check every calibration cell of a run, print each cell's table and
+    failures, and write <run>/calibration.json.  Returns 0 when every cell
+    passes, 1 when one fails, 2 when the run has no calibration cell."""
+    out = out or sys.stdout
+    cells = _calibration_cells(run_dir)
+    if not cells:
+        print("mmlat: no calibration cells under %s" % run_dir, file=sys.stderr)
+        return 2
+    doc = {"a_tolerance": A_TOLERANCE, "b_goal_us": B_GOAL_US, "b_limit_us": B_LIMIT_US,
+           "ok": True, "fits": {}, "cells": []}
+    pooled = {}
+    for root, info, request in cells:
+        name = os.path.relpath(root, os.path.join(run_dir, "cells"))
+        entry = {"cell": name, "variant": info.get("variant"), "workload": info.get("workload"),
+                 "repeat": info.get("repeat"), "request": request}
+        if info.get("status") != "ok":
+            result, failures = None, ["the cell failed: %s" % info.get("cause")]
+        else:
+            try:
+                result, failures = check_cell(os.path.join(root, "guest"),
+                                              parse_request(request))
+            except ValueError as e:
+                result, failures = None, [str(e)]
+        entry.update(result or {})
+        entry["failures"] = failures
+        entry["ok"] = not failures
+        doc["ok"] &= entry["ok"]
+        doc["cells"].append(entry)
+        print("%s:" % name, file=out)
+        if result:
+            out.write(format_result(result))
+            for r in result["windows"]:
+                if r["reading_us"] is not None:
+                    pooled.setdefault((entry["variant"], entry["workload"], r["kind"]),
+                                      []).append((r["inside_us"], r["reading_us"]))
+        for msg in failures:
+            print("FAIL: %s" % msg, file=out)
+    # One fit per variant, workload and kind over all its cells' windows:
+    # the figures a report states.
+    for (variant, workload, kind), points in sorted(pooled.items()):
+        doc["fits"].setdefault(variant, {}).setdefault(workload, {})[kind] = fit(points)
+    path = os.path.join(run_dir, "calibration.json")
+    with open(path + ".tmp", "w") as f:
+        json.dump(doc, f, indent=1, sort_keys=True)
+    os.replace(path + ".tmp", path)
+    print("calibration: %s (%s)" % ("ok" if doc["ok"] else "FAIL", path), file=out)
+    return 0 if doc["ok"] else 1

@@ -1,5 +1,9 @@
-"""Calibration checks on a real calibration cell (mainline, tcg-icount,
-make calibrate) and on copies of it with one figure broken."""
+"""Calibration checks: on a real TRACE=max calibration cell (mainline,
+tcg-icount, the max tracer reset per window) and copies of it with one
+figure broken; on the fit with known answers; and on TRACE=windows cells
+built here in the window module's snapshot format, whose readings and
+overheads are known."""
+import json
 import re
 import shutil
 from pathlib import Path
@@ -9,8 +13,7 @@ import pytest
 from mmlat import calibrate
 
 FIX = Path(__file__).parent / "fixtures" / "calib-6.1-tcg"
-REQUEST = calibrate.parse_request(
-    "preempt:200,preempt:1000,preempt:5000,irq:200,irq:1000,irq:5000")
+REQUEST = calibrate.parse_request("preempt:200/1000/5000,irq:200/1000/5000")
 
 
 @pytest.fixture
@@ -20,46 +23,99 @@ def cell(tmp_path):
     return dst
 
 
-def test_real_cell_passes_every_check(cell):
-    rows, failures = calibrate.check_cell(str(cell), REQUEST)
+# ------------------------------------------------- the request's expansion
+
+def test_request_expands_rounds_then_lengths_then_kinds():
+    assert calibrate.parse_request("preempt/irq:10/20x2,ptl:5") == [
+        ("preempt", 10), ("irq", 10), ("preempt", 20), ("irq", 20),
+        ("preempt", 10), ("irq", 10), ("preempt", 20), ("irq", 20), ("ptl", 5)]
+    assert REQUEST == [("preempt", 200), ("preempt", 1000), ("preempt", 5000),
+                       ("irq", 200), ("irq", 1000), ("irq", 5000)]
+
+
+@pytest.mark.parametrize("bad", ["preempt", "irq:", "nmi:100", "preempt:1e3",
+                                 "preempt:10x0", "preempt:10//20", "spin:10x"])
+def test_bad_request_is_refused(bad):
+    with pytest.raises(ValueError):
+        calibrate.parse_request(bad)
+
+
+# ------------------------------------------------------------------ the fit
+
+def test_fit_recovers_known_slope_and_overhead():
+    inside = [10.3, 20.1, 50.4, 100.2, 200.3, 500.1, 1000.4, 2000.2, 5000.3]
+    f = calibrate.fit([(x, 1.0 * x + 1.5) for x in inside])
+    assert f["a"] == pytest.approx(1.0) and f["b_us"] == pytest.approx(1.5)
+    assert f["n"] == 9 and f["max_residual_us"] == pytest.approx(0, abs=1e-9)
+    assert calibrate.check_fit("preempt", f) == []
+
+
+def test_slope_off_by_three_percent_fails():
+    f = calibrate.fit([(x, 1.03 * x + 1.0) for x in (10, 100, 1000, 5000)])
+    assert f["a"] == pytest.approx(1.03)
+    assert calibrate.check_fit("irq", f) == [
+        "irq: reading = 1.0300 * inside +1.0 us: a is off by more than 1 %"]
+
+
+def test_overhead_above_goal_is_reported_above_limit_fails():
+    # 5 us misses the 2 us goal but fails nothing; 25 us means broken.
+    assert calibrate.check_fit("spin", calibrate.fit([(10, 15), (1000, 1005)])) == []
+    assert calibrate.check_fit("spin", calibrate.fit([(10, 35), (1000, 1025)])) == [
+        "spin: 25.0 us added to every window (b), more than 20 us: the measurement is broken"]
+
+
+def test_one_length_cannot_be_fitted():
+    f = calibrate.fit([(100, 101), (100, 102)])
+    assert f["a"] is None
+    assert "inject at least two lengths" in calibrate.check_fit("ptl", f)[0]
+
+
+# ------------------------------------- TRACE=max: a real cell, the tracer read
+
+def test_real_tracer_cell_passes_and_fits_the_tracer_cost(cell):
+    result, failures = calibrate.check_cell(str(cell), REQUEST)
     assert failures == []
-    windows = rows[:-1]
-    assert [r["class"] for r in windows] == ["calibration"] * 6
-    assert [r["tracer_us"] for r in windows] == [219, 1019, 5019, 213, 1013, 5013]
-    assert rows[-1]["max_us"] >= 5000 - 500
+    assert result["source"] == "tracer"
+    rows = result["windows"]
+    assert [r["class"] for r in rows] == ["calibration"] * 6
+    assert [r["reading_us"] for r in rows] == [219, 1019, 5019, 213, 1013, 5013]
+    # The max tracer adds its own hooks to every window: 18.6 us on
+    # preempt-off and 12.9 us on irq-off windows here, in slope one.
+    fits = result["fits"]
+    assert fits["preempt"]["a"] == pytest.approx(1.0, abs=1e-4)
+    assert fits["preempt"]["b_us"] == pytest.approx(18.6, abs=0.1)
+    assert fits["irq"]["a"] == pytest.approx(1.0, abs=1e-4)
+    assert fits["irq"]["b_us"] == pytest.approx(12.9, abs=0.1)
+    assert result["cyclictest"]["max_us"] >= 5000 - 500
+    text = calibrate.format_result(result)
+    assert "fit preempt    reading = 1.0000 * inside +18.61 us" in text
+    assert "b above the 2 us goal" in text
 
 
 def test_tracer_reading_far_off_fails(cell):
     calib = cell / "calib.txt"
     calib.write_text(calib.read_text().replace("tracer_us=5019", "tracer_us=2488", 1))
     _, failures = calibrate.check_cell(str(cell), REQUEST)
-    assert failures == ["preempt 5000 us: tracer saw 2488 us, module timed 5000.3 us "
-                        "inside, 5893.7 us around (-50.2%)"]
+    assert failures[0] == ("window 3 (preempt 5000 us): read 2488.0 us, outside the "
+                           "5000.3 us inside and 5893.7 us around the window")
+    assert failures[1:] == [
+        "preempt: reading = 0.4387 * inside +335.2 us: a is off by more than 1 %",
+        "preempt: 335.2 us added to every window (b), more than 20 us: the measurement is broken"]
 
 
 def test_tracer_beyond_the_time_around_the_window_fails(cell):
     calib = cell / "calib.txt"
     calib.write_text(calib.read_text().replace("tracer_us=219", "tracer_us=700", 1))
     _, failures = calibrate.check_cell(str(cell), REQUEST)
-    assert len(failures) == 1 and failures[0].startswith("preempt 200 us: tracer saw 700 us")
-
-
-def test_window_module_reading_is_checked(cell):
-    rows, failures = calibrate.check_cell(str(cell), REQUEST)
-    assert [r.get("windows_us") for r in rows[:-1]] == [None, None, 5015.152, None, None, 5002.424]
-    win = cell / "windows" / "windows.txt"
-    win.write_text(win.read_text().replace("max_ns=5015152", "max_ns=2015152"))
-    _, failures = calibrate.check_cell(str(cell), REQUEST)
-    assert failures == ["preempt 5000 us: the window module saw 2015.2 us, module timed "
-                        "5000.3 us inside, 5893.7 us around"]
+    assert failures[0].startswith("window 1 (preempt 200 us): read 700.0 us, outside")
 
 
 def test_window_attributed_elsewhere_fails(cell):
     trace = cell / "calib" / "1.trace"
     trace.write_text(trace.read_text().replace("mmlat_calib_preempt_window", "unmap_page_range"))
     _, failures = calibrate.check_cell(str(cell), REQUEST)
-    assert len(failures) == 1
-    assert failures[0].startswith("preempt 200 us: attributed to pte-lock-zap")
+    assert failures == ["window 1 (preempt 200 us): attributed to pte-lock-zap "
+                        "(started at unmap_page_range)"]
 
 
 def test_cyclictest_missing_the_window_fails(cell):
@@ -79,7 +135,208 @@ def test_missing_and_extra_windows_are_named(cell):
     assert "the calibration did not run" in failures[0]
 
 
-@pytest.mark.parametrize("bad", ["preempt", "irq:", "nmi:100", "preempt:1e3"])
-def test_bad_request_is_refused(bad):
-    with pytest.raises(ValueError):
-        calibrate.parse_request(bad)
+def test_no_reading_at_all_fails(cell):
+    calib = cell / "calib.txt"
+    calib.write_text(re.sub(r" tracer_us=\d+", "", calib.read_text()))
+    _, failures = calibrate.check_cell(str(cell), REQUEST)
+    assert failures[0].startswith("no reading of the injected windows")
+
+
+# ---------------------------- TRACE=windows: readings from snapshot deltas
+
+# The calibration functions' keys in the window module's dumps ({} takes
+# the counters), and keys of other code that change between every two
+# snapshots.
+CALIB_KEYS = {
+    "preempt": "key preempt cpu=0 {} caller=mmlat_calib_preempt_window+0x2a/0x60 [mmlat_calib] "
+               "parent=mmlat_calib_write+0x8c/0x140 [mmlat_calib]",
+    "irq": "key irq cpu=0 {} caller=mmlat_calib_irq_window+0x30/0x70 [mmlat_calib] "
+           "parent=mmlat_calib_write+0x8c/0x140 [mmlat_calib]",
+    "spin": "key preempt cpu=0 {} caller=_raw_spin_lock+0x1a/0x40 "
+            "parent=mmlat_calib_spin_window+0x25/0x80 [mmlat_calib]",
+    "ptl": "site lock {} at=mmlat_calib_ptl_hold+0x1c/0x70 [mmlat_calib]",
+}
+CALIB_KEYS["ptl_nested"] = CALIB_KEYS["ptl"]
+# Windows the PTE-lock kinds open around the hold: not their reading.
+SIDE_KEYS = {
+    "ptl": "key preempt cpu=0 {} caller=_raw_spin_lock+0x1a/0x40 "
+           "parent=mmlat_calib_ptl_hold+0x1c/0x70 [mmlat_calib]",
+    "ptl_nested": "key preempt cpu=0 {} caller=mmlat_calib_ptl_nested_window+0x12/0x40 "
+                  "[mmlat_calib] parent=mmlat_calib_write+0x8c/0x140 [mmlat_calib]",
+}
+NOISE_KEYS = ["key preempt cpu=0 {} caller=_raw_spin_lock+0x1a/0x40 parent=zap_pte_range+0x1ab/0x600",
+              "key irq cpu=0 {} caller=_raw_spin_lock_irqsave+0x20/0x50 "
+              "parent=free_unref_page_list+0x101/0x300",
+              "site lock {} at=zap_pte_range+0x1ab/0x600"]
+
+
+def _dumps(counters):
+    """The two dumps (format of guest/modules/mmlat_windows) of counters."""
+    windows = ["mmlat_windows 2", "param clock=local_clock thresh_ns=5000 cpus=1 running=1",
+               "kind preempt n=1 total_ns=1 max_ns=1",
+               "kind irq n=1 total_ns=1 max_ns=1"]
+    ptelock = ["mmlat_ptelock 2", "param clock=local_clock running=1",
+               "total holds=0 lost=0 discarded=0 nonptl=0"]
+    for key, c in counters.items():
+        fields = "n=%d total_ns=%d max_ns=%d" % (c["n"], c["total"], c["max"])
+        if key.startswith("site"):
+            fields += " nonptl=0 lost=0 discarded=%d" % c["discarded"]
+        (ptelock if key.startswith("site") else windows).append(
+            key.format(fields) + " buckets=")
+    return "\n".join(windows) + "\n", "\n".join(ptelock) + "\n"
+
+
+def windows_cell(guest, request, a=1.0, b_ns=1200, extra=None):
+    """A TRACE=windows calibration cell whose readings are a * inside + b;
+    extra(i, kind, counters) may tamper with window i's counters."""
+    (guest / "calib").mkdir(parents=True)
+    shutil.copy(FIX / "cyclictest.json", guest / "cyclictest.json")
+    counters = {k: dict(n=0, total=0, max=0, discarded=0)
+                for k in list(CALIB_KEYS.values()) + list(SIDE_KEYS.values()) + NOISE_KEYS}
+
+    def add(key, ns):
+        c = counters[key]
+        c["n"] += 1
+        c["total"] += ns
+        c["max"] = max(c["max"], ns)
+
+    def snapshot(i):
+        win, pte = _dumps(counters)
+        (guest / "calib" / ("%d.windows" % i)).write_text(win)
+        (guest / "calib" / ("%d.ptelock" % i)).write_text(pte)
+
+    lines = []
+    snapshot(0)
+    for i, (kind, us) in enumerate(request, 1):
+        inside = us * 1000 + 317
+        reading = int(a * inside + b_ns)
+        outer = reading + 2500
+        lines.append("type=%s ns=%d outer_ns=%d cpu=0" % (kind, inside, outer))
+        add(CALIB_KEYS[kind], reading)
+        if kind in SIDE_KEYS:
+            add(SIDE_KEYS[kind], reading + 800)
+        for key in NOISE_KEYS:     # the guest's own windows, the cats' too
+            add(key, 40000 + 1000 * i)
+            add(key, 9000)
+        if extra:
+            extra(i, kind, counters)
+        snapshot(i)
+    (guest / "calib.txt").write_text("\n".join(lines) + "\n")
+    return guest
+
+
+# Lengths and kinds of the synthetic cells (the integration test injects
+# others: 30, 300, 3000 us).
+W_REQUEST = calibrate.parse_request(
+    "preempt/irq/spin/ptl/ptl_nested:10/50/200/1000/4000x2")
+
+
+def test_windows_cell_reads_each_window_from_its_own_key(tmp_path):
+    guest = windows_cell(tmp_path / "guest", W_REQUEST, b_ns=1200)
+    result, failures = calibrate.check_cell(str(guest), W_REQUEST)
+    assert failures == []
+    assert result["source"] == "windows"
+    rows = result["windows"]
+    assert len(rows) == 50
+    assert [r["reading_us"] for r in rows[:5]] == [11.517] * 5
+    for kind in calibrate.KINDS:
+        f = result["fits"][kind]
+        assert f["n"] == 10
+        assert f["a"] == pytest.approx(1.0, abs=1e-6)
+        assert f["b_us"] == pytest.approx(1.2, abs=1e-3)
+
+
+def test_windows_cell_with_a_slope_off_by_three_percent_fails(tmp_path):
+    guest = windows_cell(tmp_path / "guest", W_REQUEST, a=1.03, b_ns=500)
+    _, failures = calibrate.check_cell(str(guest), W_REQUEST)
+    assert "ptl: reading = 1.0300 * inside +0.5 us: a is off by more than 1 %" in failures
+    assert sum("a is off by more than 1 %" in f for f in failures) == 5
+
+
+def test_two_windows_in_one_calibration_key_are_flagged(tmp_path):
+    def twice(i, kind, counters):
+        if i == 7:      # the 50 us irq window of round one
+            c = counters[CALIB_KEYS["irq"]]
+            c["n"] += 1
+            c["total"] += 3000
+    guest = windows_cell(tmp_path / "guest", W_REQUEST, extra=twice)
+    result, failures = calibrate.check_cell(str(guest), W_REQUEST)
+    assert failures == ["window 7 (irq 50 us): the irq key of mmlat_calib_irq_window "
+                        "counted 2 windows for one"]
+    assert result["windows"][6]["reading_us"] is None
+    assert result["fits"]["irq"]["n"] == 9
+
+
+def test_a_discarded_hold_is_named(tmp_path):
+    def discard(i, kind, counters):
+        if i == 4:      # ptl 10 us: counted as discarded, not as a hold
+            c = counters[CALIB_KEYS["ptl"]]
+            c["n"] -= 1
+            c["discarded"] += 1
+    guest = windows_cell(tmp_path / "guest", W_REQUEST, extra=discard)
+    _, failures = calibrate.check_cell(str(guest), W_REQUEST)
+    assert failures == ["window 4 (ptl 10 us): the window module recorded no window "
+                        "(lock key of mmlat_calib_ptl_hold, 1 hold discarded)"]
+
+
+def test_reading_beyond_the_time_around_the_window_fails(tmp_path):
+    def late(i, kind, counters):
+        if i == 13:     # spin 200 us read 5 us past its section
+            counters[CALIB_KEYS["spin"]]["total"] += 2500 + 5000
+    guest = windows_cell(tmp_path / "guest", W_REQUEST, extra=late)
+    _, failures = calibrate.check_cell(str(guest), W_REQUEST)
+    assert failures == ["window 13 (spin 200 us): read 209.0 us, outside the 200.3 us "
+                        "inside and 204.0 us around the window"]
+
+
+def test_missing_snapshot_is_named(tmp_path):
+    guest = windows_cell(tmp_path / "guest", W_REQUEST)
+    (guest / "calib" / "9.ptelock").unlink()
+    _, failures = calibrate.check_cell(str(guest), W_REQUEST)
+    assert failures[:2] == ["window 9 (ptl 50 us): no snapshot calib/9.ptelock",
+                            "window 10 (ptl_nested 50 us): no snapshot before it"]
+
+
+# ------------------------------------------------------------- a whole run
+
+def _run_cell(run, variant, workload, status="ok", calib="preempt/irq:10/1000"):
+    root = run / "cells" / variant / workload / "r1"
+    root.mkdir(parents=True)
+    info = {"variant": variant, "workload": workload, "repeat": 1, "status": status,
+            "cause": "" if status == "ok" else "guest panicked",
+            "qemu_cmdline": "qemu -append \"mmlat.workload=%s mmlat.calib=%s\""
+                            % (workload, calib)}
+    (root / "cell.json").write_text(json.dumps(info))
+    if status == "ok":
+        guest = windows_cell(root / "guest", calibrate.parse_request(calib), b_ns=900)
+        (guest / "job.env").write_text("workload=%s\ntrace=windows\ncalib=%s\n"
+                                       % (workload, calib))
+
+
+def test_run_writes_calibration_json(tmp_path, capsys):
+    run = tmp_path / "run"
+    _run_cell(run, "baseline", "idle")
+    _run_cell(run, "baseline", "munmap")
+    assert calibrate.check_run(str(run)) == 0
+    doc = json.loads((run / "calibration.json").read_text())
+    assert doc["ok"] is True
+    assert sorted(doc["fits"]["baseline"]) == ["idle", "munmap"]
+    assert doc["fits"]["baseline"]["munmap"]["irq"]["b_us"] == pytest.approx(0.9, abs=1e-3)
+    assert [c["cell"] for c in doc["cells"]] == ["baseline/idle/r1", "baseline/munmap/r1"]
+    assert "calibration: ok" in capsys.readouterr().out
+
+
+def test_run_with_a_failed_calibration_cell_fails(tmp_path, capsys):
+    run = tmp_path / "run"
+    _run_cell(run, "baseline", "idle")
+    _run_cell(run, "patched", "idle", status="failed")
+    assert calibrate.check_run(str(run)) == 1
+    doc = json.loads((run / "calibration.json").read_text())
+    assert [c["ok"] for c in doc["cells"]] == [True, False]
+    assert doc["cells"][1]["failures"] == ["the cell failed: guest panicked"]
+    assert "FAIL: the cell failed: guest panicked" in capsys.readouterr().out
+
+
+def test_run_without_calibration_cells(tmp_path):
+    (tmp_path / "cells").mkdir()
+    assert calibrate.check_run(str(tmp_path)) == 2
