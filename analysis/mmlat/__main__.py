@@ -26,9 +26,13 @@ def main(argv=None):
         return 2
     if a.cmd == "calibrate":
         return calibrate.check_run(a.run_dir)
-    run = load.load_run(a.run_dir)
+    try:
+        run = load.load_run(a.run_dir)
+    except load.UnreadableRun as e:
+        print("mmlat: %s" % e, file=sys.stderr)
+        return 2
     if not run["cells"]:
-        print("mmlat: no cells under %s/cells" % a.run_dir, file=sys.stderr)
+        print("mmlat: no boots under %s/cells" % a.run_dir, file=sys.stderr)
         return 2
     if a.cmd == "summary":
         t = report.summary_table(run)

@@ -1,11 +1,52 @@
 """Load a results/<run-id>/ folder (layout in results/README.md)."""
 import json
 import os
+import re
+from dataclasses import astuple, dataclass, fields
 
 from . import parse
 from .attribute import classify
 
 TRACERS = ("preemptoff", "irqsoff")
+# Every cell is booted clean (cyclictest and the workload alone) and, unless
+# TRACE=none, traced: latency and throughput come from clean boots, windows
+# and PTE-lock holds from traced ones.
+BOOTS = ("clean", "traced")
+_REPEAT_DIR = re.compile(r"^r(\d+)$")
+
+
+class UnreadableRun(ValueError):
+    """A run folder or dump this analysis cannot read; the message says why."""
+
+
+@dataclass
+class TracerCounters:
+    """The window module's own loss and error counts for one traced boot,
+    or summed over boots: how much its windows and holds may miss."""
+    windows: int = 0            # windows recorded, preempt-off and irq-off
+    unmatched: int = 0          # enables without a recorded disable
+    nested_begin: int = 0       # disables seen while a window was open
+    overflow: int = 0           # windows the (caller, parent) table could not key
+    holds: int = 0              # PTE-lock holds recorded
+    ptelock_discarded: int = 0  # holds not inside one preempt-off window
+    ptelock_lost: int = 0       # holds whose slot was overwritten
+
+    def __add__(self, other):
+        return TracerCounters(*(a + b for a, b in zip(astuple(self), astuple(other))))
+
+    def rates(self):
+        """Each error count per window or per hold (None without any)."""
+        def per(n, d):
+            return n / d if d else None
+        return {"unmatched": per(self.unmatched, self.windows),
+                "nested_begin": per(self.nested_begin, self.windows),
+                "overflow": per(self.overflow, self.windows),
+                "ptelock_discarded": per(self.ptelock_discarded, self.holds),
+                "ptelock_lost": per(self.ptelock_lost, self.holds)}
+
+    def as_dict(self):
+        return dict({f.name: getattr(self, f.name) for f in fields(self)},
+                    rates=self.rates())
 
 
 def _json(path):
@@ -33,24 +74,61 @@ def load_symmap(run_dir, variant, cache={}):
 MODULE_KIND = {"preemptoff": "preempt", "irqsoff": "irq"}
 
 
+def bucket_value_ns(lo, sub_bits):
+    """The value a log-linear bucket of the window module stands for: the
+    midpoint of [lo, hi), hi = lo + 2^(floor(log2 lo) - sub_bits), so a
+    percentile is at most half a bucket (0.8 % at sub_bits 6) off; buckets
+    below 2^sub_bits hold one ns value each and are exact."""
+    if lo < 1 << sub_bits:
+        return lo
+    hi = lo + (1 << (lo.bit_length() - 1 - sub_bits))
+    return (lo + hi) / 2
+
+
+def bucket_hist(buckets, max_ns, sub_bits, unit_ns=1):
+    """{lo_ns: n} -> {value: n}, values in units of unit_ns: each bucket at
+    its midpoint, but one count of the top bucket at the exact max and the
+    rest of it at the midpoint of [lo, max] (none of them is longer than
+    the max, so no percentile may read above it)."""
+    filled = sorted(lo for lo, n in buckets.items() if n)
+    out = {}
+    for lo in filled:
+        v = bucket_value_ns(lo, sub_bits) if lo != filled[-1] else (lo + max_ns) / 2
+        out[v / unit_ns] = out.get(v / unit_ns, 0) + buckets[lo]
+    if filled:
+        top = ((filled[-1] + max_ns) / 2) / unit_ns
+        out[top] -= 1
+        if not out[top]:
+            del out[top]
+        out[max_ns / unit_ns] = out.get(max_ns / unit_ns, 0) + 1
+    return out
+
+
+def _sub_bits(params, what):
+    if "sub_bits" not in params:
+        raise UnreadableRun("%s: no sub_bits in its param line: a dump from "
+                            "before the module's log-linear key buckets" % what)
+    return params["sub_bits"]
+
+
 def _module_windows(w, mod, tr):
     """Fill one tracer's window record from an mmlat_windows dump: "hist"
-    holds every window (log-linear buckets, lower bound in us, the top
-    count at the exact max); "by_class" and "sites" the windows of at least
-    the module's threshold, from its (caller, parent) table (power-of-two
-    buckets, lower bound, each key's top count at its exact max).  Windows
-    below the threshold are counted in "below_thresh", windows the full
-    table could not key in "overflow": both are in "hist" only."""
+    holds every window (log-linear buckets); "by_class" and "sites" the
+    windows of at least the module's threshold, from its (caller, parent)
+    table.  Histograms are in us, each bucket at its midpoint, the top
+    count of each at its exact max.  Windows below the threshold are
+    counted in "below_thresh", windows the full table could not key in
+    "overflow": both are in "hist" only."""
     if not mod or MODULE_KIND[tr] not in mod["kinds"]:
         return
+    sub_bits = _sub_bits(mod["params"], "windows.txt")
     k = mod["kinds"][MODULE_KIND[tr]]
     w["present"] = True
     w["source"] = "module"
-    w["hist"] = parse.ns_hist_to_us({lo: n for lo, _, n in k["buckets"]}, k["max_ns"])
-    w["overflow"] = k.get("overflow", 0)
-    w["below_thresh"] = k["n"] - k.get("keyed", 0) - w["overflow"]
-    w["thresh_us"] = mod["params"].get("thresh_ns", 0) / 1000.0
-    w["unmatched"] = k.get("unmatched", 0)
+    w["hist"] = bucket_hist({lo: n for lo, _, n in k["buckets"]}, k["max_ns"], sub_bits, 1000)
+    w["overflow"] = k["overflow"]
+    w["below_thresh"] = k["n"] - k["keyed"] - w["overflow"]
+    w["thresh_us"] = mod["params"]["thresh_ns"] / 1000.0
     w["module_max"] = {"us": k["max_ns"] / 1000.0, "caller": k.get("max_caller"),
                        "parent": k.get("max_parent")}
     for e in mod["keys"]:
@@ -58,7 +136,7 @@ def _module_windows(w, mod, tr):
             continue
         caller, parent = parse.sym_func(e["caller"]), parse.sym_func(e["parent"])
         cls = classify(caller, parent, tr)
-        h = parse.ns_hist_to_us({1 << b: n for b, n in e["log2_ns"].items()}, e["max_ns"])
+        h = bucket_hist(e["buckets"], e["max_ns"], sub_bits, 1000)
         bc = w["by_class"].setdefault(cls, {})
         for us, n in h.items():
             bc[us] = bc.get(us, 0) + n
@@ -69,31 +147,39 @@ def _module_windows(w, mod, tr):
         st["total_us"] += e["total_ns"] / 1000.0
 
 
-def ptelock_summary(d):
+def tracer_counters(mod, pte):
+    """TracerCounters of one traced boot from its window and PTE-lock dumps
+    (pte may be None: the module ran without PTE-lock probes)."""
+    kinds = mod["kinds"].values()
+    c = TracerCounters(windows=sum(k["n"] for k in kinds),
+                       unmatched=sum(k["unmatched"] for k in kinds),
+                       nested_begin=sum(k["nested_begin"] for k in kinds),
+                       overflow=sum(k["overflow"] for k in kinds))
+    if pte:
+        c.holds = pte["totals"]["holds"]
+        c.ptelock_discarded = pte["totals"]["discarded"]
+        c.ptelock_lost = pte["totals"]["lost"]
+    return c
+
+
+def ptelock_summary(d, sub_bits):
     """Hold times from an mmlat_ptelock dump, per lock site and per class
     (attribute.classify of the function that took the lock): {"params",
-    "lost", "unmatched_unlock", "sites": {at: {func, class, count, max_ns,
-    total_ns, nonptl, lost, discarded, hist_ns}}, "by_class": {class: {ns: n}},
-    "by_func": {func: {ns: n}}}.  Histograms are keyed by bucket lower
-    bound in ns, the top count of each site at its exact max."""
-    out = {"params": d["params"], "lost": d["lost"],
-           "unmatched_unlock": d["unmatched_unlock"], "sites": {},
+    "totals", "sites": {at: {func, class, count, max_ns, total_ns, lost,
+    discarded, hist_ns}}, "by_class": {class: {ns: n}}, "by_func":
+    {func: {ns: n}}}.  Histograms are in ns, each bucket at its midpoint,
+    the top count of each site at its exact max."""
+    out = {"params": d["params"], "totals": d["totals"], "sites": {},
            "by_class": {}, "by_func": {}}
     for s in d["sites"]:
         if s["type"] != "lock":
             continue
         cls = classify(s["func"], None)
-        h = dict(s["buckets"])
-        if h and s["max_ns"] > max(h):
-            top = max(h)
-            h[top] -= 1
-            if not h[top]:
-                del h[top]
-            h[s["max_ns"]] = h.get(s["max_ns"], 0) + 1
+        h = bucket_hist(s["buckets"], s["max_ns"], sub_bits)
         out["sites"][s["at"]] = {"func": s["func"], "class": cls, "count": s["n"],
                                  "max_ns": s["max_ns"], "total_ns": s["total_ns"],
-                                 "nonptl": s.get("nonptl", 0), "lost": s.get("lost", 0),
-                                 "discarded": s.get("discarded", 0), "hist_ns": h}
+                                 "lost": s["lost"], "discarded": s["discarded"],
+                                 "hist_ns": h}
         for key, dst in ((cls, out["by_class"]), (s["func"], out["by_func"])):
             m = dst.setdefault(key, {})
             for ns, n in h.items():
@@ -101,8 +187,19 @@ def ptelock_summary(d):
     return out
 
 
-def load_cell(run_dir, variant, workload, rep, cell_dir):
-    cell = {"variant": variant, "workload": workload, "repeat": rep,
+def _module_dump(parser, path):
+    """One mmlat_windows dump parsed, None when the boot has none."""
+    if not _exists(path):
+        return None
+    try:
+        return parser(path)
+    except ValueError as e:
+        raise UnreadableRun("%s: %s" % (path, e))
+
+
+def load_cell(run_dir, variant, workload, boot, rep, cell_dir):
+    """One boot of a cell: boot is "clean" or "traced", rep the repeat N."""
+    cell = {"variant": variant, "workload": workload, "boot": boot, "repeat": rep,
             "dir": cell_dir, "meta": _json(os.path.join(cell_dir, "cell.json"))}
     cell["status"] = cell["meta"].get("status", "unknown")
     cell["cause"] = cell["meta"].get("cause")
@@ -144,10 +241,10 @@ def load_cell(run_dir, variant, workload, rep, cell_dir):
     cell["windows"] = {}
     # TRACE=windows: the mmlat_windows module's dumps (symbols resolved in
     # the guest) instead of hist triggers
-    mp = os.path.join(g, "windows", "windows.txt")
-    mod = parse.parse_windows(mp) if _exists(mp) else None
-    pp = os.path.join(g, "windows", "ptelock.txt")
-    cell["ptelock"] = ptelock_summary(parse.parse_ptelock(pp)) if _exists(pp) else None
+    mod = _module_dump(parse.parse_windows, os.path.join(g, "windows", "windows.txt"))
+    pte = _module_dump(parse.parse_ptelock, os.path.join(g, "windows", "ptelock.txt"))
+    cell["ptelock"] = ptelock_summary(pte, _sub_bits(pte["params"], "ptelock.txt")) if pte else None
+    cell["counters"] = tracer_counters(mod, pte) if mod else None
     for tr in TRACERS:
         wp = os.path.join(g, "windows", tr + ".hist")
         w = {"hist": {}, "by_class": {}, "sites": {}, "dropped": 0,
@@ -195,7 +292,19 @@ def load_cell(run_dir, variant, workload, rep, cell_dir):
     return cell
 
 
+def _repeat_dirs(d):
+    """(N, path) of the r<N> folders in d, by N; staging folders skipped."""
+    out = []
+    for name in os.listdir(d):
+        m = _REPEAT_DIR.match(name)
+        if m:
+            out.append((int(m.group(1)), os.path.join(d, name)))
+    return sorted(out)
+
+
 def load_run(run_dir):
+    """Every boot under cells/<variant>/<workload>/<boot>/r<N>/.  Raises
+    UnreadableRun on a run in the layout without the boot level."""
     run = {"dir": run_dir, "meta": _json(os.path.join(run_dir, "meta.json")),
            "cells": [], "kernels": {}}
     kd = os.path.join(run_dir, "kernels")
@@ -210,17 +319,25 @@ def load_run(run_dir):
             wd = os.path.join(cdir, v, w)
             if not os.path.isdir(wd):
                 continue
-            for r in sorted(os.listdir(wd)):
-                if r.startswith(".") or not r.startswith("r"):
+            if _repeat_dirs(wd):
+                raise UnreadableRun(
+                    "%s: cells/<variant>/<workload>/r<N> is the layout of one boot per "
+                    "cell, before clean and traced boots; this analysis reads "
+                    "cells/<variant>/<workload>/<clean|traced>/r<N> (results/README.md)"
+                    % os.path.relpath(wd, run_dir))
+            for boot in BOOTS:
+                bd = os.path.join(wd, boot)
+                if not os.path.isdir(bd):
                     continue
-                c = load_cell(run_dir, v, w, r, os.path.join(wd, r))
-                # cell.json may lack the config hash: take the variant build's
-                k = run["kernels"].get(v, {})
-                if "config_sha256" not in c["meta"] and k.get("config_sha256"):
-                    c["meta"]["config_sha256"] = k["config_sha256"]
-                if "accel" not in c["meta"] and run["meta"].get("accel"):
-                    c["meta"]["accel"] = run["meta"]["accel"]
-                run["cells"].append(c)
+                for rep, path in _repeat_dirs(bd):
+                    c = load_cell(run_dir, v, w, boot, rep, path)
+                    # cell.json may lack the config hash: take the variant build's
+                    k = run["kernels"].get(v, {})
+                    if "config_sha256" not in c["meta"] and k.get("config_sha256"):
+                        c["meta"]["config_sha256"] = k["config_sha256"]
+                    if "accel" not in c["meta"] and run["meta"].get("accel"):
+                        c["meta"]["accel"] = run["meta"]["accel"]
+                    run["cells"].append(c)
     return run
 
 
@@ -240,6 +357,11 @@ def workloads(run):
     return seen
 
 
-def ok_cells(run, variant, workload):
-    return [c for c in run["cells"] if c["variant"] == variant
-            and c["workload"] == workload and c["status"] == "ok"]
+def ok_cells(run, variant, workload, boot):
+    """The ok boots of one kind of a variant and workload, by repeat."""
+    return [c for c in run["cells"] if c["variant"] == variant and c["workload"] == workload
+            and c["boot"] == boot and c["status"] == "ok"]
+
+
+def cell_name(c):
+    return "%s/%s/%s/r%d" % (c["variant"], c["workload"], c["boot"], c["repeat"])

@@ -1,4 +1,5 @@
-"""matplotlib plots (Agg), each written as PNG and SVG."""
+"""matplotlib plots (Agg), each written as PNG and SVG, drawn from the
+summary report.build() makes (summary.json), never from the cells."""
 import os
 
 import matplotlib
@@ -6,24 +7,25 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from . import load, stats  # noqa: E402
+from . import stats  # noqa: E402
+from .load import TRACERS  # noqa: E402
 
 COLORS = {"baseline": "tab:blue", "patched": "tab:red"}
 
 
-def caption(run, s):
-    m = run["meta"]
+def caption(s):
+    m = s["meta"]
     return "kernel %s | %s vs %s | accel %s | duration %s s" % (
         m.get("kernel_version", m.get("kernel", "?")), s["baseline"], s["patched"],
         m.get("accel", "?"), m.get("duration_s", m.get("duration", "?")))
 
 
-
-def finish(fig, run, s):
+def finish(fig, s):
     """Every figure carries the run's caption (kernels, mode, duration)."""
-    fig.suptitle(caption(run, s), fontsize=8)
+    fig.suptitle(caption(s), fontsize=8)
     fig.tight_layout()
     return fig
+
 
 def _save(fig, out_dir, name):
     fig.savefig(os.path.join(out_dir, name + ".png"), dpi=90)
@@ -32,31 +34,34 @@ def _save(fig, out_dir, name):
     return name + ".png"
 
 
-def _sides(run, s, w):
-    from .report import sides
-    bc, pc = sides(run, s["baseline"], s["patched"], w)
-    sfx = (" (even repeats)", " (odd repeats)") if s["aa_mode"] else ("", "")
-    return ((s["baseline"] + sfx[0], "baseline", bc),
-            (s["patched"] + sfx[1], "patched", pc))
+def _sides(s):
+    """(legend label, side) of both sides; A/A splits one variant's repeats."""
+    sfx = (" (odd repeats)", " (even repeats)") if s["aa_mode"] else ("", "")
+    return ((s["baseline"] + sfx[0], "baseline"), (s["patched"] + sfx[1], "patched"))
 
 
-def fig_latency_hist(run, s):
+def _hist(d):
+    """A histogram as summary.json keeps it ("hist" pairs) -> {value: n}."""
+    return stats.pairs_hist(d["hist"])
+
+
+def fig_latency_hist(s):
     ws = list(s["workloads"])
     fig, axes = plt.subplots(len(ws), 1, figsize=(8, 2.6 * max(1, len(ws))), squeeze=False)
     for ax, w in zip(axes[:, 0], ws):
-        for vname, side, cells in _sides(run, s, w):
-            h = stats.merge_hists([c["lat_hist"] for c in cells])
+        for vname, side in _sides(s):
+            h = _hist(s["workloads"][w]["latency"][side])
             if not h:
                 continue
             x, y = stats.hist_to_arrays(h)
             ax.step(x, y, where="mid", color=COLORS[side], label="%s (max %d us)" % (vname, x.max()))
             ax.axvline(x.max(), color=COLORS[side], ls="--", lw=0.8)
         ax.set_yscale("log")
-        ax.set_title("cyclictest latency: %s" % w)
+        ax.set_title("cyclictest latency, %s boots: %s" % (s["figure_boot"]["latency"], w))
         ax.set_xlabel("latency (us)")
         ax.set_ylabel("samples")
         ax.legend(fontsize=8)
-    return finish(fig, run, s)
+    return finish(fig, s)
 
 
 def _ccdf(ax, h, **kw):
@@ -67,63 +72,68 @@ def _ccdf(ax, h, **kw):
     ax.step(x, ex, where="post", **kw)
 
 
-def fig_ccdf(run, s, kind="latency"):
+def fig_ccdf(s, kind="latency"):
     ws = list(s["workloads"])
     fig, axes = plt.subplots(1, len(ws), figsize=(4 * max(1, len(ws)), 3.2), squeeze=False)
     for ax, w in zip(axes[0], ws):
-        for vname, side, cells in _sides(run, s, w):
+        for vname, side in _sides(s):
             if kind == "latency":
-                _ccdf(ax, stats.merge_hists([c["lat_hist"] for c in cells]), color=COLORS[side], label=vname)
+                _ccdf(ax, _hist(s["workloads"][w]["latency"][side]), color=COLORS[side], label=vname)
             else:
                 for tr, ls in (("preemptoff", "-"), ("irqsoff", ":")):
-                    _ccdf(ax, stats.merge_hists([c["windows"][tr]["hist"] for c in cells]),
+                    _ccdf(ax, _hist(s["workloads"][w]["windows"][tr][side]),
                           color=COLORS[side], ls=ls, label="%s %s" % (vname, tr))
         ax.set_xscale("symlog")
         ax.set_yscale("log")
-        ax.set_title("%s CCDF: %s" % ("latency" if kind == "latency" else "window length", w), fontsize=9)
+        ax.set_title("%s CCDF, %s boots: %s" % (
+            "latency" if kind == "latency" else "window length",
+            s["figure_boot"]["latency" if kind == "latency" else "windows"], w), fontsize=9)
         ax.set_xlabel("us")
         ax.set_ylabel("P(X >= x)")
         ax.legend(fontsize=7)
-    return finish(fig, run, s)
+    return finish(fig, s)
 
 
 PTELOCK_STYLES = (("pte-lock-zap", "-"), ("pte-lock-fork", "--"))
 
 
-def fig_ptelock(run, s):
+def fig_ptelock(s):
     """CCDF of PTE-lock hold times (TRACE=windows), zap and fork sides,
     baseline against patched: the plot of the PTE-lock window change."""
-    ws = [w for w in s["workloads"] if s["workloads"][w].get("ptelock")]
+    ws = [w for w in s["workloads"] if s["workloads"][w]["ptelock"]]
     if not ws:
         return None
     fig, axes = plt.subplots(1, len(ws), figsize=(4 * len(ws), 3.2), squeeze=False)
     for ax, w in zip(axes[0], ws):
-        for vname, side, cells in _sides(run, s, w):
+        classes = s["workloads"][w]["ptelock"]["classes"]
+        for vname, side in _sides(s):
             for cls, ls in PTELOCK_STYLES:
-                ns = stats.merge_hists([c["ptelock"]["by_class"].get(cls, {})
-                                        for c in cells if c.get("ptelock")])
+                if cls not in classes:
+                    continue
+                ns = _hist(classes[cls][side])
                 _ccdf(ax, {k / 1000.0: n for k, n in ns.items()}, color=COLORS[side],
                       ls=ls, label="%s %s" % (vname, cls))
         ax.set_xscale("log")
         ax.set_yscale("log")
-        ax.set_title("PTE-lock hold CCDF: %s" % w, fontsize=9)
+        ax.set_title("PTE-lock hold CCDF, %s boots: %s" % (s["figure_boot"]["ptelock"], w),
+                      fontsize=9)
         ax.set_xlabel("hold time (us)")
         ax.set_ylabel("P(X >= x)")
         ax.legend(fontsize=6)
-    return finish(fig, run, s)
+    return finish(fig, s)
 
 
-def fig_classes(run, s, tr="preemptoff"):
+def fig_classes(s, tr="preemptoff"):
     ws = list(s["workloads"])
     fig, axes = plt.subplots(len(ws), 1, figsize=(9, 3 * max(1, len(ws))), squeeze=False)
     for ax, w in zip(axes[:, 0], ws):
-        cls = sorted(s["workloads"][w]["windows"][tr]["classes"])
+        classes = s["workloads"][w]["windows"][tr]["classes"]
+        cls = sorted(classes)
         pos = np.arange(len(cls))
-        for off, (vname, side, cells) in zip((-0.2, 0.2), _sides(run, s, w)):
+        for off, (vname, side) in zip((-0.2, 0.2), _sides(s)):
             data = []
             for c in cls:
-                h = stats.merge_hists([x["windows"][tr]["by_class"].get(c, {}) for x in cells])
-                v, n = stats.hist_to_arrays(h)
+                v, n = stats.hist_to_arrays(_hist(classes[c][side]))
                 data.append(np.repeat(v, np.minimum(n, 10000)) if n.sum() else np.array([np.nan]))
             if cls:
                 bp = ax.boxplot(data, positions=pos + off, widths=0.35, whis=(0, 100),
@@ -135,12 +145,13 @@ def fig_classes(run, s, tr="preemptoff"):
         ax.set_xticklabels(cls, rotation=20, fontsize=7)
         ax.set_yscale("log")
         ax.set_ylabel("%s window (us)" % tr)
-        ax.set_title("%s windows by class: %s" % (tr, w), fontsize=9)
+        ax.set_title("%s windows by class, %s boots: %s" % (tr, s["figure_boot"]["windows"], w),
+                     fontsize=9)
         ax.legend(fontsize=7)
-    return finish(fig, run, s)
+    return finish(fig, s)
 
 
-def fig_summary(run, s):
+def fig_summary(s):
     ws = list(s["workloads"])
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.5))
     x = np.arange(len(ws))
@@ -163,12 +174,13 @@ def fig_summary(run, s):
         ax.set_xticks(x)
         ax.set_xticklabels(ws)
         ax.set_ylabel("%s latency (us)" % stat)
-        ax.set_title("cyclictest %s (patched bar: CI of delta)" % stat, fontsize=9)
+        ax.set_title("cyclictest %s, %s boots (patched bar: CI of delta)"
+                     % (stat, s["figure_boot"]["latency"]), fontsize=9)
         ax.legend(fontsize=7)
-    return finish(fig, run, s)
+    return finish(fig, s)
 
 
-def fig_throughput(run, s):
+def fig_throughput(s):
     ws = list(s["workloads"])
     fig, ax = plt.subplots(figsize=(7, 3.2))
     x = np.arange(len(ws))
@@ -179,21 +191,22 @@ def fig_throughput(run, s):
     ax.set_xticks(x)
     ax.set_xticklabels(ws)
     ax.set_ylabel("ops/s")
-    ax.set_title("workload throughput", fontsize=9)
+    ax.set_title("workload throughput, %s boots" % s["figure_boot"]["throughput"], fontsize=9)
     ax.legend(fontsize=7)
-    return finish(fig, run, s)
+    return finish(fig, s)
 
 
-def all_plots(run, s, out_dir):
+def all_plots(s, out_dir):
+    """Every plot of summary s into out_dir; returns the PNG names."""
     out = []
-    out.append(_save(fig_latency_hist(run, s), out_dir, "latency_hist"))
-    out.append(_save(fig_ccdf(run, s, "latency"), out_dir, "latency_ccdf"))
-    out.append(_save(fig_ccdf(run, s, "windows"), out_dir, "windows_ccdf"))
-    for tr in load.TRACERS:
-        out.append(_save(fig_classes(run, s, tr), out_dir, "classes_" + tr))
-    fig = fig_ptelock(run, s)
+    out.append(_save(fig_latency_hist(s), out_dir, "latency_hist"))
+    out.append(_save(fig_ccdf(s, "latency"), out_dir, "latency_ccdf"))
+    out.append(_save(fig_ccdf(s, "windows"), out_dir, "windows_ccdf"))
+    for tr in TRACERS:
+        out.append(_save(fig_classes(s, tr), out_dir, "classes_" + tr))
+    fig = fig_ptelock(s)
     if fig is not None:
         out.append(_save(fig, out_dir, "ptelock_ccdf"))
-    out.append(_save(fig_summary(run, s), out_dir, "summary"))
-    out.append(_save(fig_throughput(run, s), out_dir, "throughput"))
+    out.append(_save(fig_summary(s), out_dir, "summary"))
+    out.append(_save(fig_throughput(s), out_dir, "throughput"))
     return out

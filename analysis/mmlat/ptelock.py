@@ -1,36 +1,33 @@
-"""PTE-lock hold times (TRACE=windows, guest/modules/mmlat_windows): per
-site class and side, for summary.json and report.txt."""
+"""PTE-lock hold times (TRACE=windows, guest/modules/mmlat_windows, traced
+boots): per site class and side, for summary.json and report.txt.  Lost
+and discarded holds are in the report's tracer counters."""
 from . import stats
 
-METHOD = ("kprobes on the lock/unlock call sites of PTE-lock users; hold = "
-          "lock call to unlock call, incl. one int3 kprobe exit+entry; "
-          "log-linear ns buckets (lower bound, 12.5 %), exact max")
+METHOD = ("ftrace hooks on _raw_spin_lock/_raw_spin_unlock called from PTE-lock "
+          "users; hold = lock hook to unlock hook, incl. one hook return+entry; "
+          "log-linear ns buckets (midpoint, < 1.6 % wide), exact max")
 
 
 def summarize(side_cells):
-    """side_cells: {side: [cells]} -> None when no cell has PTE-lock data,
-    else {"method", "n_cells": {side: n}, "lost"/"discarded": {side: n},
-    "classes": {class: {side: stats (ns)}}, "funcs": {func: {"class",
-    side: stats (ns)}}}."""
+    """side_cells: {side: [traced cells]} -> None when no cell has PTE-lock
+    data, else {"method", "n_cells": {side: n}, "classes": {class: {side:
+    stats and "hist" pairs (ns)}}, "funcs": {func: {"class", side: stats
+    (ns)}}}."""
     have = {side: [c["ptelock"] for c in cells if c.get("ptelock")]
             for side, cells in side_cells.items()}
     if not any(have.values()):
         return None
-    out = {"method": METHOD, "n_cells": {}, "lost": {}, "discarded": {},
-           "classes": {}, "funcs": {}}
+    out = {"method": METHOD, "n_cells": {}, "classes": {}, "funcs": {}}
     classes, funcs = set(), {}
     for side, pls in have.items():
         out["n_cells"][side] = len(pls)
-        out["lost"][side] = sum(p["lost"] for p in pls)
-        out["discarded"][side] = sum(s["discarded"] for p in pls
-                                     for s in p["sites"].values())
         for p in pls:
             classes |= set(p["by_class"])
             for s in p["sites"].values():
                 funcs[s["func"]] = s["class"]
     for cls in sorted(classes):
         out["classes"][cls] = {
-            side: stats.summarize_hist(stats.merge_hists(
+            side: stats.summarize_with_hist(stats.merge_hists(
                 [p["by_class"].get(cls, {}) for p in pls]))
             for side, pls in have.items()}
     for f, cls in sorted(funcs.items()):
@@ -46,11 +43,12 @@ def _us(v):
     return "-" if v is None else "%.1f" % (v / 1000.0)
 
 
-def render(pl, labels):
-    """report.txt lines for one workload; labels: {side: variant name}."""
+def render(pl, labels, boot):
+    """report.txt lines for one workload; labels: {side: variant name},
+    boot: the boot kind the holds come from."""
     if not pl:
         return []
-    L = ["PTE-lock hold time (us; kprobes at lock call sites, see README):",
+    L = ["PTE-lock hold time (us), %s boots (ftrace hooks, see README):" % boot,
          "  %-15s %-12s %8s %8s %8s %9s" % ("class", "variant", "count", "p50", "p99", "max")]
     for cls, sides in pl["classes"].items():
         first = True
@@ -70,7 +68,4 @@ def render(pl, labels):
         for f, d in top:
             L.append("    %-32s %s" % (f[:32], " / ".join(
                 _us(d[s]["max"]) for s in ("baseline", "patched") if s in d)))
-    L.append("  lost %s, discarded %s (baseline, patched)" % (
-        "/".join(str(pl["lost"].get(s, 0)) for s in ("baseline", "patched")),
-        "/".join(str(pl["discarded"].get(s, 0)) for s in ("baseline", "patched"))))
     return L

@@ -1,10 +1,17 @@
 """summary.txt, report.txt, report.md and summary.json."""
 import json
 import os
+import statistics
 
 from . import load, ptelock, stats
 
 TRACERS = load.TRACERS
+# Which boot kind each figure comes from: tracing changes what it
+# measures (munmap does 1/8 of its work traced), so latency and throughput
+# come from the clean boots, what only the instrumentation sees from the
+# traced ones.
+FIGURE_BOOT = {"latency": "clean", "throughput": "clean", "windows": "traced",
+               "ptelock": "traced", "counters": "traced", "calib": "traced"}
 
 
 def _f(v, w=8):
@@ -15,40 +22,41 @@ def _f(v, w=8):
     return str(int(v)).rjust(w)
 
 
-def _meta(run, cells, key):
-    v = run["meta"].get(key)
-    if v is None:
-        vals = {c["meta"].get(key) for c in cells if c["meta"].get(key) is not None}
-        v = ",".join(sorted(map(str, vals))) if vals else None
-    return v
-
-
 def summary_table(run):
-    lines = ["%-12s %-12s %5s %6s %8s %8s %9s %9s" % (
-        "variant", "workload", "ok", "min", "avg", "max", "preemptoff", "irqsoff")]
+    """One line per variant and workload: ok boots of each kind, cyclictest
+    min/avg/max from the clean boots, the longest windows from the traced
+    ones."""
+    fmt = "%-10s %-10s %6s %6s %5s %7s %7s %10s %9s"
+    lines = [fmt % ("variant", "workload", "clean", "traced", "min", "avg", "max",
+                    "preemptoff", "irqsoff"),
+             fmt % ("", "", "ok", "ok", "clean", "clean", "clean", "traced", "traced")]
     for v in load.variants(run):
         for w in load.workloads(run):
-            allc = [c for c in run["cells"] if c["variant"] == v and c["workload"] == w]
-            cs = [c for c in allc if c["status"] == "ok"]
+            ok = {}
+            for boot in load.BOOTS:
+                allc = [c for c in run["cells"] if c["variant"] == v
+                        and c["workload"] == w and c["boot"] == boot]
+                ok[boot] = "%d/%d" % (sum(c["status"] == "ok" for c in allc), len(allc))
+            cs = load.ok_cells(run, v, w, FIGURE_BOOT["latency"])
             mins = [c["cyclictest"]["min"] for c in cs if c["cyclictest"]["min"] is not None]
             avgs = [c["cyclictest"]["avg"] for c in cs if c["cyclictest"]["avg"] is not None]
             maxs = [c["cyclictest"]["max"] for c in cs if c["cyclictest"]["max"] is not None]
             tm = {}
             for tr in TRACERS:
                 vals = []
-                for c in cs:
+                for c in load.ok_cells(run, v, w, FIGURE_BOOT["windows"]):
                     wn = c["windows"][tr]
                     if wn["tracer_max"] is not None:
                         vals.append(wn["tracer_max"])
                     if wn["hist"]:
                         vals.append(max(wn["hist"]))
                 tm[tr] = max(vals) if vals else None
-            lines.append("%-12s %-12s %5s %6s %8s %8s %9s %9s" % (
-                v[:12], w[:12], "%d/%d" % (len(cs), len(allc)),
-                _f(min(mins) if mins else None, 6),
-                _f(sum(avgs) / len(avgs) if avgs else None, 8),
-                _f(max(maxs) if maxs else None, 8),
-                _f(tm["preemptoff"], 9), _f(tm["irqsoff"], 9)))
+            lines.append(fmt % (
+                v[:10], w[:10], ok["clean"], ok["traced"],
+                _f(min(mins) if mins else None, 5),
+                _f(sum(avgs) / len(avgs) if avgs else None, 7),
+                _f(max(maxs) if maxs else None, 7),
+                _f(tm["preemptoff"], 10), _f(tm["irqsoff"], 9)))
     return "\n".join(lines) + "\n"
 
 
@@ -80,16 +88,77 @@ def text_hist(hb, hp, width=60, rows=12, label_b="b", label_p="p"):
     return "\n".join(out) + "\n"
 
 
-def sides(run, baseline, patched, w):
-    """The ok cells compared for workload w: (baseline cells, patched cells).
-    A/A (same variant): even-indexed repeats against odd-indexed ones."""
-    bc = load.ok_cells(run, baseline, w)
+def sides(run, baseline, patched, w, boot):
+    """The ok boots of kind `boot` compared for workload w: (baseline
+    boots, patched boots).  A/A (same variant): odd-numbered repeats
+    against even-numbered ones, so a repeat's clean and traced boots are
+    on the same side."""
+    bc = load.ok_cells(run, baseline, w, boot)
     if baseline == patched:
-        return bc[0::2], bc[1::2]
-    return bc, load.ok_cells(run, patched, w)
+        return ([c for c in bc if c["repeat"] % 2 == 1],
+                [c for c in bc if c["repeat"] % 2 == 0])
+    return bc, load.ok_cells(run, patched, w, boot)
+
+
+def side_labels(s):
+    """What the two sides are called; A/A splits one variant's repeats."""
+    if s["aa_mode"]:
+        return {"baseline": s["baseline"] + " odd", "patched": s["patched"] + " even"}
+    return {"baseline": s["baseline"], "patched": s["patched"]}
+
+
+def throughput_ratio(clean, traced):
+    """traced/clean ops/s of each repeat that has both boots ok, and their
+    median: what the instrumentation costs the workload."""
+    clean_ops = {c["repeat"]: c["ops_per_s"] for c in clean if c["ops_per_s"]}
+    per = sorted([t["repeat"], t["ops_per_s"] / clean_ops[t["repeat"]]]
+                 for t in traced if t["ops_per_s"] is not None and t["repeat"] in clean_ops)
+    return {"median": statistics.median(r for _, r in per) if per else None,
+            "per_repeat": per}
+
+
+def counters_summary(cells):
+    """The window module's counters of traced boots: summed, with rates,
+    and per boot; None when no boot ran the module."""
+    have = [c for c in cells if c["counters"]]
+    if not have:
+        return None
+    total = sum((c["counters"] for c in have), load.TracerCounters())
+    return dict(total.as_dict(), per_boot=[dict(c["counters"].as_dict(), repeat=c["repeat"])
+                                           for c in have])
+
+
+def _windows(bc, pc, n_resamples, conf, seed):
+    """Per tracer: both sides' window statistics and histograms, overall
+    and per class, and the bootstrap of their difference."""
+    out = {}
+    for tr in TRACERS:
+        t = {"baseline": {}, "patched": {}, "classes": {}}
+        for name, cells in (("baseline", bc), ("patched", pc)):
+            t[name] = stats.summarize_with_hist(stats.merge_hists([c["windows"][tr]["hist"] for c in cells]))
+            mx = [c["windows"][tr]["tracer_max"] for c in cells if c["windows"][tr]["tracer_max"] is not None]
+            t[name]["tracer_max"] = max(mx) if mx else None
+            t[name]["dropped"] = sum(c["windows"][tr]["dropped"] for c in cells)
+        classes = set()
+        for c in bc + pc:
+            classes |= set(c["windows"][tr]["by_class"])
+        for cls in sorted(classes):
+            t["classes"][cls] = {
+                name: stats.summarize_with_hist(stats.merge_hists(
+                    [c["windows"][tr]["by_class"].get(cls, {}) for c in cells]))
+                for name, cells in (("baseline", bc), ("patched", pc))}
+        if t["baseline"]["count"] and t["patched"]["count"]:
+            t["diff"] = stats.bootstrap_diff(
+                [c["windows"][tr]["hist"] for c in bc],
+                [c["windows"][tr]["hist"] for c in pc],
+                max(200, n_resamples // 4), conf, seed)
+        out[tr] = t
+    return out
 
 
 def build(run, baseline=None, patched=None, n_resamples=2000, conf=0.95, seed=1):
+    """summary.json: every figure the report and the plots show, each from
+    the boot kind FIGURE_BOOT names."""
     vs = load.variants(run)
     if baseline is None:
         baseline = "baseline" if "baseline" in vs else (vs[0] if vs else None)
@@ -97,7 +166,7 @@ def build(run, baseline=None, patched=None, n_resamples=2000, conf=0.95, seed=1)
         patched = "patched" if "patched" in vs else (vs[-1] if vs else None)
     aa = baseline == patched
     s = {"run_dir": run["dir"], "baseline": baseline, "patched": patched,
-         "aa_mode": aa, "meta": run["meta"],
+         "aa_mode": aa, "meta": run["meta"], "figure_boot": FIGURE_BOOT,
          "kernels": {v: run.get("kernels", {}).get(v, {}) for v in {baseline, patched} if v},
          "bootstrap": {"method": None, "n_resamples": n_resamples,
                        "conf": conf, "seed": seed},
@@ -105,50 +174,40 @@ def build(run, baseline=None, patched=None, n_resamples=2000, conf=0.95, seed=1)
     for c in run["cells"]:
         if c["status"] != "ok":
             s["failed_cells"].append({"variant": c["variant"], "workload": c["workload"],
-                                      "repeat": c["repeat"], "status": c["status"],
-                                      "cause": c["cause"]})
+                                      "boot": c["boot"], "repeat": c["repeat"],
+                                      "status": c["status"], "cause": c["cause"]})
     for w in load.workloads(run):
-        bc, pc = sides(run, baseline, patched, w)
-        for a in bc:
-            for b in pc:
-                stats.check_compatible(a["meta"], b["meta"],
-                                       "%s/%s/%s" % (baseline, w, a["repeat"]),
-                                       "%s/%s/%s" % (patched, w, b["repeat"]))
-        ws = {"latency": {}, "windows": {}, "throughput": {}}
+        by_boot = {boot: sides(run, baseline, patched, w, boot) for boot in load.BOOTS}
+        base_all = by_boot["clean"][0] + by_boot["traced"][0]
+        patch_all = by_boot["clean"][1] + by_boot["traced"][1]
+        for a in base_all:
+            for b in patch_all:
+                stats.check_compatible(a["meta"], b["meta"], load.cell_name(a), load.cell_name(b))
+        ws = {"n_cells": {boot: {"baseline": len(bc), "patched": len(pc)}
+                          for boot, (bc, pc) in by_boot.items()},
+              "latency": {}, "throughput": {}, "traced_over_clean": {}, "counters": {}}
+        bc, pc = by_boot[FIGURE_BOOT["latency"]]
         for name, cells in (("baseline", bc), ("patched", pc)):
-            ws["latency"][name] = stats.summarize_hist(stats.merge_hists([c["lat_hist"] for c in cells]))
-            ws["latency"][name]["spread"] = stats.spread_across_repeats([c["lat_hist"] for c in cells])
+            hists = [c["lat_hist"] for c in cells]
+            ws["latency"][name] = stats.summarize_with_hist(stats.merge_hists(hists))
+            ws["latency"][name]["spread"] = stats.spread_across_repeats(hists)
             ws["latency"][name]["overflows"] = sum(c["cyclictest"]["overflows"] for c in cells)
-            tps = [c["ops_per_s"] for c in cells if c["ops_per_s"] is not None]
+        ws["latency"]["diff"] = stats.bootstrap_diff(
+            [c["lat_hist"] for c in bc], [c["lat_hist"] for c in pc], n_resamples, conf, seed)
+        s["bootstrap"]["method"] = ws["latency"]["diff"]["method"]
+        for i, name in enumerate(("baseline", "patched")):
+            tps = [c["ops_per_s"] for c in by_boot[FIGURE_BOOT["throughput"]][i]
+                   if c["ops_per_s"] is not None]
             ws["throughput"][name] = {"mean": sum(tps) / len(tps) if tps else None,
                                       "per_repeat": tps}
-        ws["latency"]["diff"] = stats.bootstrap_diff(
-            [c["lat_hist"] for c in bc], [c["lat_hist"] for c in pc],
-            n_resamples, conf, seed)
-        s["bootstrap"]["method"] = ws["latency"]["diff"]["method"]
-        for tr in TRACERS:
-            t = {"baseline": {}, "patched": {}, "classes": {}}
-            for name, cells in (("baseline", bc), ("patched", pc)):
-                t[name] = stats.summarize_hist(stats.merge_hists([c["windows"][tr]["hist"] for c in cells]))
-                mx = [c["windows"][tr]["tracer_max"] for c in cells if c["windows"][tr]["tracer_max"] is not None]
-                t[name]["tracer_max"] = max(mx) if mx else None
-                t[name]["dropped"] = sum(c["windows"][tr]["dropped"] for c in cells)
-            classes = set()
-            for c in bc + pc:
-                classes |= set(c["windows"][tr]["by_class"])
-            for cls in sorted(classes):
-                t["classes"][cls] = {
-                    name: stats.summarize_hist(stats.merge_hists(
-                        [c["windows"][tr]["by_class"].get(cls, {}) for c in cells]))
-                    for name, cells in (("baseline", bc), ("patched", pc))}
-            if t["baseline"]["count"] and t["patched"]["count"]:
-                t["diff"] = stats.bootstrap_diff(
-                    [c["windows"][tr]["hist"] for c in bc],
-                    [c["windows"][tr]["hist"] for c in pc],
-                    max(200, n_resamples // 4), conf, seed)
-            ws["windows"][tr] = t
+            ws["traced_over_clean"][name] = throughput_ratio(by_boot["clean"][i],
+                                                             by_boot["traced"][i])
+            ws["counters"][name] = counters_summary(by_boot[FIGURE_BOOT["counters"]][i])
+        bc, pc = by_boot[FIGURE_BOOT["windows"]]
+        ws["windows"] = _windows(bc, pc, n_resamples, conf, seed)
+        bc, pc = by_boot[FIGURE_BOOT["ptelock"]]
         ws["ptelock"] = ptelock.summarize({"baseline": bc, "patched": pc})
-        ws["n_cells"] = {"baseline": len(bc), "patched": len(pc)}
+        bc, pc = by_boot[FIGURE_BOOT["calib"]]
         ws["calib"] = {"baseline": [x for c in bc for x in c["calib"]],
                        "patched": [x for c in pc for x in c["calib"]]}
         s["workloads"][w] = ws
@@ -157,7 +216,6 @@ def build(run, baseline=None, patched=None, n_resamples=2000, conf=0.95, seed=1)
 
 def _hdr(s):
     m = s["meta"]
-    cells = []
     lines = ["mmlat report: %s vs %s%s" % (s["baseline"], s["patched"],
                                            "  (A/A: noise floor)" if s["aa_mode"] else "")]
     def g(*keys):
@@ -176,16 +234,17 @@ def _hdr(s):
             lines.append("  series sha256 %s" % k.get("series_sha256"))
         ser = None
     if isinstance(ser, dict):
-        for k, v in ser.items():
+        for k, v in sorted(ser.items()):
             lines.append("series:   %s %s" % (k, json.dumps(v) if not isinstance(v, str) else v))
     elif ser is not None:
         lines.append("series:   %s" % json.dumps(ser))
     sh = g("series_sha256")
     if sh is not None:
-        lines.append("series sha256: %s" % (json.dumps(sh) if not isinstance(sh, str) else sh))
+        lines.append("series sha256: %s" % (json.dumps(sh, sort_keys=True) if not isinstance(sh, str) else sh))
     lines.append("config sha256: %s" % g("config_sha256"))
     lines.append("accel: %s   duration: %s s   repeats: %s" % (
         g("accel"), g("duration_s", "duration"), g("repeat", "repeats")))
+    lines.append("boots per cell: %s (TRACE=%s)" % (" + ".join(g("boots") or []), g("trace")))
     b = s["bootstrap"]
     lines.append("CI: %s bootstrap, %d resamples, %d%% conf, seed %d;"
                  % (b["method"], b["n_resamples"], round(b["conf"] * 100), b["seed"]))
@@ -197,47 +256,103 @@ def _hdr(s):
     return [l[:80] for l in lines]
 
 
-def render_txt(s, run=None):
+def _g3(v):
+    return "-" if v is None else "%.4g" % v
+
+
+def _rate(v):
+    return "-" if v is None else "%.1e" % v
+
+
+def ratio_table(s):
+    """traced/clean throughput per workload and side: the instrumentation's
+    cost, shown whatever else the report says."""
+    labels = side_labels(s)
+    rows = [(w, ws["traced_over_clean"]) for w, ws in s["workloads"].items()
+            if any(r["median"] is not None for r in ws["traced_over_clean"].values())]
+    if not rows:
+        return []
+    L = ["traced/clean throughput (median over repeats of traced ops/s / clean):",
+         "  %-12s %12s %12s" % ("workload", labels["baseline"][:12], labels["patched"][:12])]
+    for w, r in rows:
+        L.append("  %-12s %12s %12s" % (w[:12], *(
+            "-" if r[side]["median"] is None else "%.3g" % r[side]["median"]
+            for side in ("baseline", "patched"))))
+    return L
+
+
+def counters_table(ws, labels, boot):
+    """The window module's own counters, summed over the traced boots."""
+    if not any(ws["counters"].values()):
+        return []
+    L = ["tracer counters, %s boots (rates per window; PTE-lock: per hold):" % boot,
+         "  %-12s %8s %9s %8s %8s %8s %9s %8s" % (
+             "variant", "windows", "unmatched", "nested", "overflow",
+             "holds", "discarded", "lost")]
+    for side in ("baseline", "patched"):
+        c = ws["counters"][side]
+        if not c:
+            continue
+        r = c["rates"]
+        L.append("  %-12s %8d %9s %8s %8s %8d %9s %8s" % (
+            labels[side][:12], c["windows"], _rate(r["unmatched"]), _rate(r["nested_begin"]),
+            _rate(r["overflow"]), c["holds"], _rate(r["ptelock_discarded"]),
+            _rate(r["ptelock_lost"])))
+    return L
+
+
+def render_txt(s):
+    """report.txt, 80 columns, from summary.json alone."""
+    labels = side_labels(s)
+    fb = s["figure_boot"]
     L = _hdr(s)
     if s["failed_cells"]:
         L.append("")
-        L.append("FAILED CELLS:")
+        L.append("FAILED BOOTS:")
         for f in s["failed_cells"]:
-            L.append(("  %s/%s/%s: %s" % (f["variant"], f["workload"], f["repeat"],
-                                         f["cause"] or f["status"]))[:80])
-    for w, ws in s["workloads"].items():
+            L.append(("  %s/%s/%s/r%d: %s" % (f["variant"], f["workload"], f["boot"],
+                                             f["repeat"], f["cause"] or f["status"]))[:80])
+    ratios = ratio_table(s)
+    if ratios:
         L.append("")
-        L.append("== %s (cells: %d baseline, %d patched) ==" % (
-            w, ws["n_cells"]["baseline"], ws["n_cells"]["patched"]))
-        if s["aa_mode"] and ws["n_cells"]["patched"] == 0:
-            L.append("A/A needs REPEAT >= 2 ok cells: no noise floor for this workload")
-        L.append("cyclictest latency (us)")
+        L.extend(ratios)
+    for w, ws in s["workloads"].items():
+        n = ws["n_cells"]
+        L.append("")
+        L.append("== %s (clean boots: %d %s, %d %s; traced: %d, %d) ==" % (
+            w, n["clean"]["baseline"], labels["baseline"], n["clean"]["patched"],
+            labels["patched"], n["traced"]["baseline"], n["traced"]["patched"]))
+        if s["aa_mode"] and n["clean"]["patched"] == 0:
+            L.append("A/A needs REPEAT >= 2 ok boots: no noise floor for this workload")
+        L.append("cyclictest latency (us), %s boots" % fb["latency"])
         L.append("%-7s %9s %9s %9s  %-21s %s" % ("stat", "baseline", "patched", "delta", "CI", "sig"))
         d = ws["latency"]["diff"]["stats"]
-        for n in ["count", "min", "mean"] + stats.CI_NAMES:
-            b, p = ws["latency"]["baseline"].get(n), ws["latency"]["patched"].get(n)
+        for name in ["count", "min", "mean"] + stats.CI_NAMES:
+            b, p = ws["latency"]["baseline"].get(name), ws["latency"]["patched"].get(name)
             delta = (p - b) if (b is not None and p is not None) else None
             ci, sig = "", ""
-            if n in d and d[n]["lo"] is not None:
-                ci = "[%.1f, %.1f]" % (d[n]["lo"], d[n]["hi"])
-                sig = "*" + ("" if not d[n]["direction"] else " " + d[n]["direction"]) if d[n]["significant"] else ""
-            L.append("%-7s %9s %9s %9s  %-21s %s" % (n, _f(b, 9).strip(), _f(p, 9).strip(),
+            if name in d and d[name]["lo"] is not None:
+                ci = "[%.1f, %.1f]" % (d[name]["lo"], d[name]["hi"])
+                sig = "*" + ("" if not d[name]["direction"] else " " + d[name]["direction"]) if d[name]["significant"] else ""
+            L.append("%-7s %9s %9s %9s  %-21s %s" % (name, _f(b, 9).strip(), _f(p, 9).strip(),
                                                     _f(delta, 9).strip(), ci, sig))
         tb, tp = ws["throughput"]["baseline"]["mean"], ws["throughput"]["patched"]["mean"]
         if tb or tp:
             pct = "%+.1f%%" % (100.0 * (tp - tb) / tb) if tb and tp is not None else "-"
-            def g3(v):
-                return "-" if v is None else "%.4g" % v
-            L.append("throughput ops/s: %s -> %s (%s)" % (g3(tb), g3(tp), pct))
-        for tr, t in ws["windows"].items():
+            L.append("throughput ops/s, %s boots: %s -> %s (%s)" % (
+                fb["throughput"], _g3(tb), _g3(tp), pct))
+        for tr in TRACERS:
+            t = ws["windows"][tr]
             if not (t["baseline"]["count"] or t["patched"]["count"]
                     or t["baseline"]["tracer_max"] or t["patched"]["tracer_max"]):
                 continue
-            L.append("%s windows (us): n %s->%s  p99.9 %s->%s  max %s->%s" % (
-                tr, t["baseline"]["count"], t["patched"]["count"],
+            L.append("%s windows (us), %s boots:" % (tr, fb["windows"]))
+            L.append("  n %s->%s  p99.9 %s->%s  max %s->%s" % (
+                t["baseline"]["count"], t["patched"]["count"],
                 _f(t["baseline"]["p99.9"], 1).strip(), _f(t["patched"]["p99.9"], 1).strip(),
                 _f(t["baseline"]["max"], 1).strip(), _f(t["patched"]["max"], 1).strip()))
-            L.append("  tracer max: %s -> %s" % (t["baseline"]["tracer_max"], t["patched"]["tracer_max"]))
+            if t["baseline"]["tracer_max"] is not None or t["patched"]["tracer_max"] is not None:
+                L.append("  tracer max: %s -> %s" % (t["baseline"]["tracer_max"], t["patched"]["tracer_max"]))
             top = sorted(t["classes"].items(),
                          key=lambda kv: -max(kv[1]["baseline"]["max"] or 0, kv[1]["patched"]["max"] or 0))[:5]
             if top:
@@ -245,14 +360,12 @@ def render_txt(s, run=None):
                 for cls, cv in top:
                     L.append("  %-16s %8s %8s %8s %8s" % (cls, cv["baseline"]["count"], cv["patched"]["count"],
                                                         _f(cv["baseline"]["max"]).strip(), _f(cv["patched"]["max"]).strip()))
-        L.extend(ptelock.render(ws.get("ptelock"),
-                                {"baseline": s["baseline"], "patched": s["patched"]}))
-        if run is not None:
-            bcs, pcs = sides(run, s["baseline"], s["patched"], w)
-            hb = stats.merge_hists([c["lat_hist"] for c in bcs])
-            hp = stats.merge_hists([c["lat_hist"] for c in pcs])
-            L.append("latency histogram:")
-            L.extend(text_hist(hb, hp, label_b=s["baseline"], label_p=s["patched"]).rstrip("\n").split("\n"))
+        L.extend(ptelock.render(ws["ptelock"], labels, fb["ptelock"]))
+        L.extend(counters_table(ws, labels, fb["counters"]))
+        hb = stats.pairs_hist(ws["latency"]["baseline"]["hist"])
+        hp = stats.pairs_hist(ws["latency"]["patched"]["hist"])
+        L.append("latency histogram, %s boots:" % fb["latency"])
+        L.extend(text_hist(hb, hp, label_b=labels["baseline"], label_p=labels["patched"]).rstrip("\n").split("\n"))
     return "\n".join(l[:80] for l in L) + "\n"
 
 
@@ -279,11 +392,11 @@ def compare_worse(s):
 def write_report(run, out_dir, baseline=None, patched=None, plots=True, **kw):
     os.makedirs(out_dir, exist_ok=True)
     s = build(run, baseline, patched, **kw)
-    txt = render_txt(s, run)
+    txt = render_txt(s)
     pngs = []
     if plots:
         from . import plot
-        pngs = plot.all_plots(run, s, out_dir)
+        pngs = plot.all_plots(s, out_dir)
     s["plots"] = pngs
     with open(os.path.join(out_dir, "report.txt"), "w") as f:
         f.write(txt)

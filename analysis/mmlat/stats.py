@@ -52,6 +52,23 @@ def summarize_hist(hist):
     return out
 
 
+def hist_pairs(hist):
+    """{value: count} -> [[value, count], ...] by value: a histogram in a
+    form JSON keeps (its object keys are strings)."""
+    return [[k, hist[k]] for k in sorted(hist)]
+
+
+def pairs_hist(pairs):
+    """The inverse of hist_pairs."""
+    return {k: n for k, n in pairs}
+
+
+def summarize_with_hist(hist):
+    """summarize_hist plus the histogram itself as "hist" pairs, for the
+    renderers, which read summary.json and never the cells."""
+    return dict(summarize_hist(hist), hist=hist_pairs(hist))
+
+
 def summarize(samples):
     a = np.asarray(samples, dtype=float)
     if a.size == 0:

@@ -7,24 +7,130 @@ import pytest
 from mmlat import load, plot, report, stats
 from mmlat.__main__ import main
 
+import fakerun
 from fakerun import make_run
+
+REPEATS = stats.MIN_REPEATS + 1
 
 
 @pytest.fixture(scope="module")
 def worse_run(tmp_path_factory):
-    # One cell fails; the rest are enough boots for significance.
-    return make_run(str(tmp_path_factory.mktemp("r") / "run"), shift=25,
-                    repeats=stats.MIN_REPEATS + 1)
+    # One traced boot fails; the rest are enough boots for significance.
+    return make_run(str(tmp_path_factory.mktemp("r") / "run"), shift=25, repeats=REPEATS)
 
 
-def test_load_attribution(worse_run):
+@pytest.fixture(scope="module")
+def worse(worse_run):
     run = load.load_run(worse_run)
-    c = [x for x in run["cells"] if x["variant"] == "baseline"][0]
+    return run, report.build(run, n_resamples=50)
+
+
+def test_load_attribution_from_hist_triggers(tmp_path):
+    run = load.load_run(make_run(str(tmp_path / "full"), repeats=2, trace="full"))
+    c = [x for x in run["cells"] if x["variant"] == "baseline" and x["boot"] == "traced"][0]
     po = c["windows"]["preemptoff"]
     assert po["by_class"]["pte-lock-zap"] == {3: 500, 1000: 2}
     assert po["by_class"]["pte-lock-fork"] == {40: 20}
     assert po["by_class"]["softirq"] == {80: 5}
     assert po["tracer_max"] == 1000
+    clean = [x for x in run["cells"] if x["variant"] == "baseline" and x["boot"] == "clean"][0]
+    assert not clean["windows"]["preemptoff"]["present"] and clean["counters"] is None
+
+
+def test_boots_are_loaded_by_kind_and_repeat(worse_run):
+    run = load.load_run(worse_run)
+    cells = [(c["variant"], c["workload"], c["boot"], c["repeat"]) for c in run["cells"]]
+    assert len(cells) == 2 * 2 * 2 * REPEATS
+    assert ("patched", "fork", "traced", REPEATS) in cells
+    failed = [c for c in run["cells"] if c["status"] != "ok"]
+    assert [load.cell_name(c) for c in failed] == ["patched/fork/traced/r%d" % REPEATS]
+
+
+def test_latency_and_throughput_from_clean_windows_from_traced(worse):
+    run, s = worse
+    for w in ("munmap", "fork"):
+        ws = s["workloads"][w]
+        for vi, side in enumerate(("baseline", "patched")):
+            clean = load.ok_cells(run, side, w, "clean")
+            # every cyclictest sample of the clean boots and no other
+            assert ws["latency"][side]["count"] == sum(sum(c["lat_hist"].values()) for c in clean)
+            # traced boots run TRACED_LATENCY_US slower: the clean max is below
+            assert ws["latency"][side]["max"] < fakerun.TRACED_LATENCY_US
+            assert ws["throughput"][side]["per_repeat"] == [
+                fakerun.clean_ops(vi, r) for r in range(1, REPEATS + 1)]
+            traced = load.ok_cells(run, side, w, "traced")
+            assert ws["windows"]["preemptoff"][side]["count"] == sum(
+                sum(c["windows"]["preemptoff"]["hist"].values()) for c in traced) > 0
+            assert ws["windows"]["preemptoff"][side]["max"] == fakerun.zap_ns(vi, 25) / 1000
+            assert ws["ptelock"]["n_cells"][side] == len(traced)
+            assert ws["counters"][side]["windows"] == sum(c["counters"].windows for c in traced)
+    assert s["workloads"]["fork"]["n_cells"] == {"clean": {"baseline": REPEATS, "patched": REPEATS},
+                                                 "traced": {"baseline": REPEATS,
+                                                            "patched": REPEATS - 1}}
+
+
+def test_traced_over_clean_ratio(worse):
+    _, s = worse
+    r = s["workloads"]["munmap"]["traced_over_clean"]
+    for vi, side in enumerate(("baseline", "patched")):
+        # repeat 1 is an outlier: the median over repeats ignores it
+        assert r[side]["median"] == pytest.approx(fakerun.TRACED_RATIO[vi])
+        assert r[side]["per_repeat"][0] == [1, pytest.approx(
+            fakerun.TRACED_RATIO[vi] * fakerun.OUTLIER)]
+    # a repeat whose traced boot failed has no ratio
+    fork = s["workloads"]["fork"]["traced_over_clean"]["patched"]["per_repeat"]
+    assert [rep for rep, _ in fork] == list(range(1, REPEATS))
+    txt = report.render_txt(s)
+    table = txt[txt.index("traced/clean throughput"):].splitlines()
+    assert table[1].split() == ["workload", "baseline", "patched"]
+    assert table[2].split() == ["fork", "0.13", "0.15"]
+    assert table[3].split() == ["munmap", "0.13", "0.15"]
+
+
+def test_throughput_ratio_pairs_repeats():
+    clean = [{"repeat": 1, "ops_per_s": 100.0}, {"repeat": 2, "ops_per_s": 200.0},
+             {"repeat": 3, "ops_per_s": 50.0}]
+    traced = [{"repeat": 2, "ops_per_s": 20.0}, {"repeat": 3, "ops_per_s": 10.0},
+              {"repeat": 4, "ops_per_s": 99.0}]
+    r = report.throughput_ratio(clean, traced)
+    assert r["per_repeat"] == [[2, 0.1], [3, 0.2]]
+    assert r["median"] == pytest.approx(0.15)
+    assert report.throughput_ratio(clean, [])["median"] is None
+
+
+def test_module_counters_as_rates(worse):
+    run, s = worse
+    per_boot = fakerun.COUNTERS
+    c = s["workloads"]["munmap"]["counters"]["baseline"]
+    n = REPEATS
+    assert c["unmatched"] == 2 * per_boot["unmatched"] * n   # preempt and irq
+    assert c["nested_begin"] == 2 * per_boot["nested_begin"] * n
+    assert c["overflow"] == 2 * per_boot["overflow"] * n
+    assert c["ptelock_lost"] == per_boot["ptelock_lost"] * n
+    assert c["ptelock_discarded"] == per_boot["ptelock_discarded"] * n
+    assert c["rates"]["unmatched"] == pytest.approx(c["unmatched"] / c["windows"])
+    assert c["rates"]["ptelock_discarded"] == pytest.approx(c["ptelock_discarded"] / c["holds"])
+    assert [b["repeat"] for b in c["per_boot"]] == list(range(1, n + 1))
+    txt = report.render_txt(s)
+    sec = txt[txt.index("== munmap"):]
+    row = sec[sec.index("tracer counters, traced boots"):].splitlines()[2].split()
+    assert row == ["baseline", str(c["windows"]), "%.1e" % c["rates"]["unmatched"],
+                   "%.1e" % c["rates"]["nested_begin"], "%.1e" % c["rates"]["overflow"],
+                   str(c["holds"]), "%.1e" % c["rates"]["ptelock_discarded"],
+                   "%.1e" % c["rates"]["ptelock_lost"]]
+
+
+def test_headings_name_the_boot_kind(worse):
+    _, s = worse
+    txt = report.render_txt(s)
+    for heading in ("cyclictest latency (us), clean boots",
+                    "throughput ops/s, clean boots:",
+                    "preemptoff windows (us), traced boots:",
+                    "irqsoff windows (us), traced boots:",
+                    "PTE-lock hold time (us), traced boots",
+                    "tracer counters, traced boots",
+                    "latency histogram, clean boots:"):
+        assert txt.count(heading) == 2, heading   # once per workload
 
 
 def test_report_cli(worse_run, capsys):
@@ -34,32 +140,56 @@ def test_report_cli(worse_run, capsys):
     assert txt in out
     assert all(len(l) <= 80 for l in txt.splitlines())
     assert "kernel:   6.1.0-test" in txt and "accel: tcg" in txt
-    assert "FAILED CELLS:" in txt and "guest timed out after 600 s" in txt
+    assert "boots per cell: clean + traced (TRACE=windows)" in txt
+    assert "FAILED BOOTS:" in txt
+    assert "patched/fork/traced/r%d: guest timed out after 600 s" % REPEATS in txt
     assert "== munmap" in txt and "== fork" in txt
     assert re.search(r"^p99\.9 .*\* worse", txt, re.M)
-    assert "pte-lock-zap" in txt and "1000" in txt and "500" in txt
+    assert "pte-lock-zap" in txt and "1000.1" in txt and "500.1" in txt
     assert "200 resamples, 95% conf" in txt
     s = json.load(open(os.path.join(worse_run, "report", "summary.json")))
     assert s["bootstrap"]["n_resamples"] == 200
     d = s["workloads"]["munmap"]["latency"]["diff"]["stats"]["p50"]
     assert d["lo"] <= 25 <= d["hi"] + 1 and d["significant"]
     cl = s["workloads"]["munmap"]["windows"]["preemptoff"]["classes"]["pte-lock-zap"]
-    assert cl["baseline"]["max"] == 1000 and cl["patched"]["max"] == 500
+    assert cl["baseline"]["max"] == fakerun.zap_ns(0, 25) / 1000
+    assert cl["patched"]["max"] == fakerun.zap_ns(1, 25) / 1000
     md = open(os.path.join(worse_run, "report", "report.md")).read()
     for p in s["plots"]:
         assert "](%s)" % p in md
         assert os.path.getsize(os.path.join(worse_run, "report", p)) > 1000
     svg = open(os.path.join(worse_run, "report", "latency_hist.svg")).read()
     assert "accel tcg" in svg and "munmap" in svg
+    # the renderers need summary.json only
+    assert report.render_txt(s) == txt
+    assert plot.all_plots(s, str(os.path.join(worse_run, "report"))) == s["plots"]
 
 
-def test_compare_exit(worse_run, tmp_path, capsys):
+def test_compare_exit(worse_run, capsys):
     assert main(["compare", worse_run, "--resamples", "200"]) == 1
     assert "WORSE: munmap p99.9" in capsys.readouterr().out
-    same = make_run(str(tmp_path / "same"), shift=0, seed=0, failed=False)
-    # baseline vs itself (A/A): never significant
-    assert main(["compare", same, "--baseline", "baseline", "--patched", "baseline",
-                 "--resamples", "200"]) == 0
+
+
+@pytest.mark.parametrize("even_shift", [0, 25])
+def test_aa_mode_compares_odd_with_even_repeats(tmp_path, capsys, even_shift):
+    # enough repeats that each half has the boots to call a difference
+    r = make_run(str(tmp_path / "aa"), repeats=2 * stats.MIN_REPEATS, failed=False,
+                 even_shift=even_shift)
+    run = load.load_run(r)
+    for boot in load.BOOTS:
+        odd, even = report.sides(run, "baseline", "baseline", "munmap", boot)
+        assert [c["repeat"] for c in odd] == [1, 3, 5, 7, 9]
+        assert [c["repeat"] for c in even] == [2, 4, 6, 8, 10]
+        assert {c["variant"] for c in odd + even} == {"baseline"}
+    s = report.build(run, "baseline", "baseline", n_resamples=200)
+    assert s["bootstrap"]["method"] == "repeats"
+    p50 = s["workloads"]["munmap"]["latency"]["diff"]["stats"]["p50"]
+    assert p50["lo"] <= even_shift <= p50["hi"]
+    assert p50["significant"] == bool(even_shift)
+    if even_shift:
+        assert main(["compare", r, "--baseline", "baseline", "--patched", "baseline",
+                     "--resamples", "200"]) == 1
+        assert "WORSE: munmap p99.9" in capsys.readouterr().out
 
 
 def test_refuse_mixed_accel(tmp_path, capsys):
@@ -68,29 +198,62 @@ def test_refuse_mixed_accel(tmp_path, capsys):
     assert "refusing to compare" in capsys.readouterr().err
 
 
+def test_old_layout_is_named(tmp_path, capsys):
+    r = make_run(str(tmp_path / "old"), repeats=1, failed=False)
+    cells = os.path.join(r, "cells", "baseline", "munmap")
+    os.rename(os.path.join(cells, "clean", "r1"), os.path.join(cells, "r1"))
+    assert main(["report", r, "--no-plots"]) == 2
+    err = capsys.readouterr().err
+    assert "cells/baseline/munmap" in err
+    assert "cells/<variant>/<workload>/r<N>" in err and "<clean|traced>" in err
+
+
+def test_trace_none_run_has_latency_only(tmp_path):
+    run = load.load_run(make_run(str(tmp_path / "none"), repeats=2, trace="none"))
+    s = report.build(run, n_resamples=20)
+    ws = s["workloads"]["munmap"]
+    assert ws["latency"]["baseline"]["count"] == 2 * 4000
+    assert ws["windows"]["preemptoff"]["baseline"]["count"] == 0
+    assert ws["ptelock"] is None and ws["counters"]["baseline"] is None
+    assert ws["traced_over_clean"]["baseline"]["median"] is None
+    txt = report.render_txt(s)
+    assert "traced/clean" not in txt and "windows (us)" not in txt
+    assert "cyclictest latency (us), clean boots" in txt
+
+
 def test_summary_cli(worse_run, capsys):
     assert main(["summary", worse_run]) == 0
     t = open(os.path.join(worse_run, "summary.txt")).read()
-    assert "preemptoff" in t.splitlines()[0]
-    row = [l for l in t.splitlines() if l.startswith("baseline") and "munmap" in l][0]
-    assert row.split()[-2] == "1000" and row.split()[-1] == "10"
-    ok = "%d/%d" % (stats.MIN_REPEATS, stats.MIN_REPEATS + 1)
-    assert ok in [l for l in t.splitlines() if l.startswith("patched") and "fork" in l][0]
-
-
-def test_figure_content(worse_run):
+    assert all(len(l) <= 80 for l in t.splitlines())
+    head = t.splitlines()[0].split()
+    assert head[-2:] == ["preemptoff", "irqsoff"]
     run = load.load_run(worse_run)
-    s = report.build(run, n_resamples=50)
-    fig = plot.fig_latency_hist(run, s)
+    row = [l for l in t.splitlines() if l.startswith("baseline") and "munmap" in l][0].split()
+    clean_max = max(c["cyclictest"]["max"] for c in load.ok_cells(run, "baseline", "munmap", "clean"))
+    assert row[2:4] == ["%d/%d" % (REPEATS, REPEATS)] * 2
+    assert row[-3:] == [str(clean_max), "%.1f" % (fakerun.zap_ns(0, 25) / 1000), "10"]
+    fork = [l for l in t.splitlines() if l.startswith("patched") and "fork" in l][0].split()
+    assert fork[2:4] == ["%d/%d" % (REPEATS, REPEATS), "%d/%d" % (REPEATS - 1, REPEATS)]
+
+
+def test_figure_content(worse):
+    _, s = worse
+    fig = plot.fig_latency_hist(s)
     ax = fig.axes[0]
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
-    assert labels[0].startswith("baseline (max") and labels[1].startswith("patched (max")
-    assert ax.get_yscale() == "log" and ax.get_title() in ("cyclictest latency: fork", "cyclictest latency: munmap")
-    assert {a.get_title() for a in fig.axes} == {"cyclictest latency: fork", "cyclictest latency: munmap"}
+    clean_max = s["workloads"]["fork"]["latency"]["baseline"]["max"]
+    assert labels[0] == "baseline (max %d us)" % clean_max and labels[1].startswith("patched (max")
+    assert ax.get_yscale() == "log"
+    assert {a.get_title() for a in fig.axes} == {"cyclictest latency, clean boots: fork",
+                                                 "cyclictest latency, clean boots: munmap"}
     assert "accel tcg" in fig._suptitle.get_text()
-    fc = plot.fig_classes(run, s, "preemptoff")
+    fc = plot.fig_classes(s, "preemptoff")
     ticks = [t.get_text() for t in fc.axes[0].get_xticklabels()]
-    assert "pte-lock-zap" in ticks
+    assert "pte-lock-zap" in ticks and fc.axes[0].get_title().endswith("traced boots: fork")
+    fp = plot.fig_ptelock(s)
+    zap = [line for line in fp.axes[0].get_lines() if line.get_label() == "baseline pte-lock-zap"][0]
+    assert max(zap.get_xdata()) == s["workloads"]["fork"]["ptelock"]["classes"][
+        "pte-lock-zap"]["baseline"]["max"] / 1000.0
 
 
 def test_text_hist():
@@ -105,7 +268,62 @@ def test_header_from_build_json(tmp_path):
             json.dump({"series": ser, "series_sha256": "e3b0" + "0" * 60,
                        "config_sha256": "c0ffee", "kernel_release": "6.1.192-mmlat-" + v}, f)
     run = load.load_run(r)
-    txt = report.render_txt(report.build(run, n_resamples=20), run)
+    txt = report.render_txt(report.build(run, n_resamples=20))
     assert "series:   patched: mm-preempt-v10  [6.1.192-mmlat-patched]" in txt
     assert "  series sha256 e3b0" + "0" * 60 in txt
     assert all(len(l) <= 80 for l in txt.splitlines())
+
+
+def module_bucket_lo(b, sub_bits=6):
+    """bucket_lo() of guest/modules/mmlat_windows, bucket index -> ns."""
+    if b < 1 << sub_bits:
+        return b
+    msb = b // (1 << sub_bits) + sub_bits - 1
+    return (1 << msb) + ((b % (1 << sub_bits)) << (msb - sub_bits))
+
+
+def test_bucket_value_is_the_midpoint_of_the_modules_bucket():
+    los = [module_bucket_lo(b) for b in range(64 * 30)]
+    for lo, hi in zip(los, los[1:]):
+        v = load.bucket_value_ns(lo, 6)
+        assert v == (lo if lo < 64 else (lo + hi) / 2), lo
+        assert lo <= v < hi
+    assert load.bucket_value_ns(1024, 6) == 1032
+    # under 1.6 % wide, so the midpoint is under 0.8 % off any value in it
+    assert all((hi - lo) / lo < 0.016 for lo, hi in zip(los[64:], los[65:]))
+
+
+def test_bucket_hist_reads_midpoints_and_keeps_the_max():
+    # 10 holds in [1024, 1040), 5 in [39936, 40448) whose longest is 40000
+    h = load.bucket_hist({1024: 10, 39936: 5}, 40000, 6)
+    assert h == {1032: 10, (39936 + 40000) / 2: 4, 40000: 1}
+    assert stats.summarize_hist(h)["p50"] == 1032
+    assert stats.summarize_hist(h)["max"] == 40000
+    assert load.bucket_hist({5: 3}, 5, 6) == {5: 3}
+    assert load.bucket_hist({2048: 2}, 2050, 6, unit_ns=1000) == {2.049: 1, 2.05: 1}
+
+
+def test_module_histograms_are_read_at_midpoints(worse):
+    run, s = worse
+    ws = s["workloads"]["munmap"]
+    zap = fakerun.zap_ns(0, 25)
+    # the zap key's lower window (zap - 40 us) sits in a bucket below the top
+    lo = fakerun.bucket_lo(zap - 40000)
+    cls = ws["windows"]["preemptoff"]["classes"]["pte-lock-zap"]["baseline"]
+    assert cls["p50"] == (lo + fakerun.bucket_hi(lo)) / 2 / 1000
+    assert cls["max"] == zap / 1000
+    # every preempt-off window: 500 of 3 us, exact in no bucket
+    lo3 = fakerun.bucket_lo(3000)
+    assert ws["windows"]["preemptoff"]["baseline"]["p50"] == (lo3 + fakerun.bucket_hi(lo3)) / 2 / 1000
+    pte = ws["ptelock"]["classes"]["pte-lock-zap"]["baseline"]
+    assert pte["p50"] == 1032 and pte["max"] == zap - 40000
+
+
+def test_tracer_counters_sum_and_rates():
+    a = load.TracerCounters(windows=100, unmatched=1, holds=10, ptelock_lost=1)
+    b = load.TracerCounters(windows=300, nested_begin=4, overflow=2, ptelock_discarded=3)
+    c = a + b
+    assert (c.windows, c.unmatched, c.nested_begin, c.overflow, c.holds) == (400, 1, 4, 2, 10)
+    assert c.rates() == {"unmatched": 1 / 400, "nested_begin": 4 / 400, "overflow": 2 / 400,
+                         "ptelock_discarded": 3 / 10, "ptelock_lost": 1 / 10}
+    assert load.TracerCounters().rates()["unmatched"] is None

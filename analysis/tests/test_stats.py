@@ -31,20 +31,39 @@ def test_shift_detected_repeats_and_pooled():
             assert s["direction"] == ("worse" if m == "repeats" else None)
 
 
-def test_identical_not_significant():
+def test_same_distribution_not_significant():
+    # independent boots of one distribution: a bootstrap that ignored
+    # boot-to-boot variation, or resampled the wrong cells, would call
+    # their sampling noise a difference
     rng = np.random.default_rng(1)
-    cells = [_hist(rng.gamma(4, 5, 5000)) for _ in range(stats.MIN_REPEATS)]
-    r = stats.bootstrap_diff(cells, cells, n_resamples=300)
-    for n in stats.CI_NAMES:
-        assert not r["stats"][n]["significant"], n
+    base = [_hist(rng.gamma(4, 5, 5000)) for _ in range(stats.MIN_REPEATS)]
+    patch = [_hist(rng.gamma(4, 5, 5000)) for _ in range(stats.MIN_REPEATS)]
+    r = stats.bootstrap_diff(base, patch, n_resamples=300)
     assert r["method"] == "repeats" and r["conf"] == 0.95
+    for n in ("p50", "p90", "p99"):
+        s = r["stats"][n]
+        assert s["lo"] <= 0 <= s["hi"] and not s["significant"], (n, s)
 
 
 def test_seeded_repeatable():
-    h = [{1: 10, 2: 5, 9: 1}]
-    a = stats.bootstrap_diff(h, h, n_resamples=50, seed=3)
-    b = stats.bootstrap_diff(h, h, n_resamples=50, seed=3)
+    base, patch = [{1: 10, 2: 5, 9: 1}], [{1: 8, 3: 6, 7: 2}]
+    a = stats.bootstrap_diff(base, patch, n_resamples=50, seed=3)
+    b = stats.bootstrap_diff(base, patch, n_resamples=50, seed=3)
+    c = stats.bootstrap_diff(base, patch, n_resamples=50, seed=4)
     assert a == b and a["method"] == "pooled"
+    # the seed, not luck, makes them equal
+    assert any(a["stats"][n]["lo"] != c["stats"][n]["lo"] or a["stats"][n]["hi"] != c["stats"][n]["hi"]
+               for n in stats.CI_NAMES)
+
+
+def test_hist_pairs_round_trip_through_json():
+    import json
+    h = {2.5: 3, 1: 7, 40.192: 1}
+    pairs = json.loads(json.dumps(stats.hist_pairs(h)))
+    assert pairs == [[1, 7], [2.5, 3], [40.192, 1]]
+    assert stats.pairs_hist(pairs) == h
+    s = stats.summarize_with_hist(h)
+    assert s["hist"] == pairs and s["max"] == 40.192 and s["count"] == 11
 
 
 def test_refuse_incompatible():
