@@ -1,7 +1,9 @@
 """Integration test: build one kernel, boot it in the automatically chosen
 accelerator for a short munmap cell and a calibration cell, and check what
-came back. Takes a cold kernel build (minutes) on first run. Cells run with
-TRACE=windows, the make bench default."""
+came back. Takes a cold kernel build (minutes) on first run. Each cell gets
+a clean boot and a traced one with TRACE=windows, the make bench default:
+latency and work come from the clean boot, windows, PTE-lock holds and
+calibration from the traced one."""
 import json
 import os
 import subprocess
@@ -13,10 +15,16 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "analysis"))
 
-from mmlat import calibrate, parse  # noqa: E402
+from mmlat import calibrate, load, parse, report  # noqa: E402
 
 # A short calibration: make calibrate injects the full set.
 CALIB = [("preempt", 200), ("irq", 1000), ("preempt", 5000)]
+
+
+# The traced munmap boot must keep at least this fraction of the clean
+# boot's throughput: below it the instrumentation, not the kernel, sets
+# what the traced boot shows. measured: TODO
+FLOOR = 0.1
 
 
 @pytest.fixture(scope="module")
@@ -33,10 +41,12 @@ def run_dir(tmp_path_factory):
     return results / "itest"
 
 
-def cell(run_dir, workload):
-    path = run_dir / "cells/mainline" / workload / "r1"
+def cell(run_dir, workload, boot):
+    """The guest folder of one boot ("clean" or "traced") of a cell."""
+    path = run_dir / "cells/mainline" / workload / boot / "r1"
     info = json.loads((path / "cell.json").read_text())
     assert info["status"] == "ok", info["cause"]
+    assert info["boot"] == boot
     assert info["accel"] == json.loads((run_dir / "meta.json").read_text())["accel"]
     return path / "guest"
 
@@ -46,31 +56,54 @@ def test_meta_records_mode_and_hashes(run_dir):
     assert meta["accel"] in ("kvm", "tcg-icount")
     assert len(meta["config_sha256"]) == 64
     assert meta["kernel_version"].startswith("6.1.")
+    assert meta["boots"] == ["clean", "traced"]
 
 
-def test_munmap_cell_has_latency_window_and_work(run_dir):
-    guest = cell(run_dir, "munmap")
+def test_clean_munmap_boot_has_latency_and_work_only(run_dir):
+    guest = cell(run_dir, "munmap", "clean")
     cyc = parse.parse_cyclictest_json(guest / "cyclictest.json")
     samples = sum(t["cycles"] for t in cyc["threads"].values())
     assert samples > 100
     assert max(t["max"] for t in cyc["threads"].values()) > 0
-    assert int((guest / "tracer/preemptoff.max").read_text()) > 0
-    # The window module saw the tracer's longest window (within its
-    # bucket rounding: the max is kept exactly), and the zap path's PTE
-    # lock was held and measured.
-    win = parse.parse_windows(guest / "windows/windows.txt")
-    tracer_us = int((guest / "tracer/preemptoff.max").read_text())
-    assert abs(win["kinds"]["preempt"]["max_ns"] / 1000 - tracer_us) <= 0.05 * tracer_us + 20
-    pte = parse.parse_ptelock(guest / "windows/ptelock.txt")
-    zap = [x for x in pte["sites"] if x["type"] == "lock" and x["func"] == "unmap_page_range"]
-    assert zap and sum(x["n"] for x in zap) > 0
-    assert 0 < max(x["max_ns"] for x in zap) <= win["kinds"]["preempt"]["max_ns"]
     work = parse.parse_workload(guest / "workload.txt")[0]
     assert work["workload"] == "munmap"
     assert work["ops"] > 0 and work["bytes"] > 0
+    # clean: no tracer, no probes, no module
+    assert "trace=none" in (guest / "job.env").read_text().split()
+    assert not (guest / "windows").exists() and not (guest / "tracer").exists()
+    assert "mmlat_windows" not in (guest / "dmesg.txt").read_text()
+
+
+def test_traced_munmap_boot_has_windows_and_pte_lock_holds(run_dir):
+    guest = cell(run_dir, "munmap", "traced")
+    assert "trace=windows" in (guest / "job.env").read_text().split()
+    win = parse.parse_windows(guest / "windows/windows.txt")
+    preempt = win["kinds"]["preempt"]
+    assert preempt["n"] > 1000 and preempt["max_ns"] > 0
+    assert preempt["maxstack"]   # the longest window's stack
+    # the zap path's PTE lock was held and measured, inside a preempt-off
+    # window no longer than the longest
+    pte = parse.parse_ptelock(guest / "windows/ptelock.txt")
+    zap = [x for x in pte["sites"] if x["func"] == "unmap_page_range"]
+    assert zap and sum(x["n"] for x in zap) > 0
+    assert 0 < max(x["max_ns"] for x in zap) <= preempt["max_ns"]
+    assert parse.parse_workload(guest / "workload.txt")[0]["ops"] > 0
+
+
+def test_traced_over_clean_munmap_throughput_above_floor(run_dir):
+    run = load.load_run(str(run_dir))
+    boots = {boot: load.ok_cells(run, "mainline", "munmap", boot) for boot in load.BOOTS}
+    ratio = report.throughput_ratio(boots["clean"], boots["traced"])["median"]
+    assert ratio is not None and ratio > FLOOR, ratio
+
+
+def test_calibration_only_in_the_traced_idle_boot(run_dir):
+    assert (cell(run_dir, "idle", "traced") / "calib.txt").exists()
+    for workload, boot in (("idle", "clean"), ("munmap", "clean"), ("munmap", "traced")):
+        assert not (cell(run_dir, workload, boot) / "calib.txt").exists(), (workload, boot)
 
 
 def test_calibration_chain(run_dir):
-    rows, failures = calibrate.check_cell(cell(run_dir, "idle"), CALIB)
+    rows, failures = calibrate.check_cell(cell(run_dir, "idle", "traced"), CALIB)
     assert not failures, calibrate.format_rows(rows) + "\n".join(failures)
     assert len(rows) == len(CALIB) + 1
