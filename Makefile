@@ -38,7 +38,8 @@ ANALYSIS = PYTHONPATH=analysis $(PYTHON) -m mmlat
 help:
 	@echo 'mmlat — compare scheduling latency and preempt-off windows of two 6.1 kernels'
 	@echo
-	@echo '  make bench      build $$(VARIANTS), boot each per workload, measure, report'
+	@echo '  make bench      build $$(VARIANTS), boot each per workload clean and traced,'
+	@echo '                 measure, report'
 	@echo '  make test       unit tests; build and boot mainline and check its data and'
 	@echo '                 calibration; then make check-kernels'
 	@echo '  make kernels    build the kernels of $$(VARIANTS) only'
@@ -58,7 +59,9 @@ help:
 	@echo '  WORKLOADS="$(WORKLOADS)" (also: mixed idle sng-mm sng-fork sng-vm)'
 	@echo '  DURATION=$(DURATION) (guest seconds per cell) REPEAT=$(REPEAT)'
 	@echo '  ACCEL=$(ACCEL) (auto kvm tcg-icount tcg-mt) SMP=$(SMP) (default 1 with icount, else 2)'
-	@echo '  TRACE=$(TRACE) (windows max full none) RUN_ID=<new timestamp> RUN=$(RUN)'
+	@echo '  TRACE=$(TRACE) (windows max full: a clean boot, for latency and throughput,'
+	@echo '                 and a traced boot, for windows, per cell; none: clean boots'
+	@echo '                 only, latency only) RUN_ID=<new timestamp> RUN=$(RUN)'
 	@echo '  CALIB_VARIANT=$(CALIB_VARIANT) CALIB=$(CALIB)'
 	@echo '  CHECK_VARIANTS="$(CHECK_VARIANTS)" CHECK_WORKLOADS="$(CHECK_WORKLOADS)"'
 	@echo '  CHECK_DURATION=$(CHECK_DURATION)'
