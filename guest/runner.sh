@@ -6,7 +6,7 @@
 #
 # Job keys: workload (munmap|exit|truncate|fork|mixed|sng-<recipe>|idle|probe),
 # duration (s), size_mib (workload region), trace (full|max|windows|none),
-# calib (e.g. "preempt:200,irq:1000"), seed.
+# calib (e.g. "preempt/irq:200/1000x3,ptl:50", see calib_windows), seed.
 set -eu
 
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin
@@ -76,8 +76,9 @@ setup_window_hist() {
 # preempt-off and irq-off window by caller and parent and PTE-lock hold
 # times per lock site in the guest (guest/modules/mmlat_windows). The
 # preemptoff max tracer runs beside it for the longest window's stack.
+# shellcheck disable=SC2086
 start_windows() {
-	insmod /lib/mmlat/mmlat_windows.ko || fail "cannot load the windows module"
+	insmod /lib/mmlat/mmlat_windows.ko ${windows_args:-} || fail "cannot load the windows module"
 	echo start > /proc/mmlat_windows || fail "cannot start the windows module"
 }
 
@@ -151,43 +152,86 @@ start_workload() {
 	esac
 }
 
-# Calibration: inject windows of known length through the guest module, so
-# the host can check that tracer, attribution and cyclictest see them. Each
-# window gets the matching max tracer, reset just before it, so the tracer's
-# reading and its trace belong to that window alone.
-inject_calibration() {
+# Calibration (mmlat.calib): windows of known length from the guest module
+# guest/modules/mmlat_calib, so the host can check that the window module
+# (or the max tracer), attribution and cyclictest see them. The module is
+# loaded before tracing starts: the window module finds the calibration's
+# PTE-lock user among its sites (sites=) when it loads.
+load_calibration() {
 	[ -n "$calib" ] || return 0
 	insmod /lib/mmlat/mmlat_calib.ko || fail "cannot load the calibration module"
 	# Module addresses are not in System.map: ship the symbols.
 	cat /proc/kallsyms > $OUT/kallsyms.txt
+	windows_args="sites=mmlat_calib_ptl_hold"
+}
+
+# The windows to inject, one kind:us a word. "preempt/irq:200/1000x3" is
+# preempt and irq windows of 200 and 1000 us, in 3 rounds; within a round
+# the kinds alternate at each length, so whatever drifts over the run
+# reaches every kind and length alike. analysis/mmlat/calibrate.py
+# (parse_request) expands it the same way.
+calib_windows() {
+	for item in $(echo "$calib" | tr ',' ' '); do
+		kinds=${item%%:*} lengths=${item#*:} rounds=1
+		case $lengths in
+		*x*) rounds=${lengths##*x} lengths=${lengths%x*} ;;
+		esac
+		for _ in $(seq "$rounds"); do
+			for us in $(echo "$lengths" | tr / ' '); do
+				for kind in $(echo "$kinds" | tr / ' '); do
+					echo "$kind:$us"
+				done
+			done
+		done
+	done
+}
+
+# The window module's tables after injected window $1 (0: before the
+# first). Each injected window is the only one its calibration function
+# opens, so the host reads it as the change of that function's key between
+# two snapshots, whatever else the snapshots (and the cat) add.
+snapshot_windows() {
+	cat /proc/mmlat_windows > "$OUT/calib/$1.windows"
+	cat /proc/mmlat_ptelock > "$OUT/calib/$1.ptelock"
+}
+
+inject_calibration() {
+	[ -n "$calib" ] || return 0
 	mkdir -p $OUT/calib
-	sleep 1
+	[ "$trace" != windows ] || snapshot_windows 0
 	n=0
-	for w in $(echo "$calib" | tr ',' ' '); do
+	for w in $(calib_windows); do
 		n=$((n + 1))
 		kind=${w%%:*}
-		if [ "$trace" != none ]; then
+		# The max tracers keep one global maximum: each window gets the
+		# matching tracer, reset just before it, so the reading and the
+		# trace belong to that window alone.
+		if [ "$trace" = max ] || [ "$trace" = full ]; then
 			case $kind in
-			preempt) echo preemptoff > $T/current_tracer ;;
 			irq) echo irqsoff > $T/current_tracer ;;
+			*) echo preemptoff > $T/current_tracer ;;
 			esac
 			echo 0 > $T/tracing_max_latency
 		fi
-		# Shell builtins only from here until tracing stops: a forked
-		# command's exit unmaps its mm, a window that can outlast a short
-		# injected one and take over the tracer.
+		# With a max tracer, shell builtins only from here until tracing
+		# stops: a forked command's exit unmaps its mm, a window that can
+		# outlast a short injected one and take over the tracer.
 		echo "$kind ${w#*:}" > /proc/mmlat_calib || fail "calibration window '$w' rejected"
 		read -r result < /proc/mmlat_calib
-		if [ "$trace" != none ]; then
+		case $trace in
+		max|full)
 			read -r tracer_us < $T/tracing_max_latency
 			echo 0 > $T/tracing_on
 			echo "$result tracer_us=$tracer_us" >> $OUT/calib.txt
 			cat $T/trace > $OUT/calib/$n.trace
 			echo 1 > $T/tracing_on
-		else
+			;;
+		windows)
 			echo "$result" >> $OUT/calib.txt
-		fi
-		sleep 1
+			snapshot_windows $n
+			;;
+		*) echo "$result" >> $OUT/calib.txt ;;
+		esac
 	done
 }
 
@@ -212,10 +256,7 @@ main() {
 	[ "$workload" = probe ] && { echo ok > $OUT/status; ship; trap - EXIT; say done; reboot -f; }
 	printf 'workload=%s\nduration=%s\ntrace=%s\ncalib=%s\nncpu=%s\n' \
 		"$workload" "$duration" "$trace" "$calib" "$ncpu" > $OUT/job.env
-	# Calibration resets the max tracer per window: alone, it measures the
-	# chain; beside a workload it would erase the workload's max window.
-	[ -z "$calib" ] || [ "$workload" = idle ] ||
-		fail "calibration (mmlat.calib) needs workload=idle, got '$workload'"
+	load_calibration
 	uname -a > $OUT/uname.txt
 	cat /proc/cmdline > $OUT/cmdline.txt
 
@@ -232,8 +273,9 @@ main() {
 	(sleep 1; inject_calibration) &
 	calib_pid=$!
 	sleep "$duration"
-	# Injected windows count only while tracer and cyclictest still measure:
-	# a slow insmod under TCG must stretch the measurement, not lose them.
+	# Injected windows count only while tracing and cyclictest still
+	# measure: a slow injection (its snapshots, under TCG) must stretch the
+	# measurement, not lose windows.
 	wait $calib_pid || fail "calibration failed"
 	echo 0 > $T/tracing_on
 	stop_windows
