@@ -16,9 +16,10 @@ ifeq ($(origin RUN_ID),undefined)
 RUN_ID    := $(shell date +%Y%m%d-%H%M%S)
 endif
 RUN       ?= $(shell cat results/.latest 2>/dev/null)
-# Calibration: windows of known length injected into an idle guest.
-CALIB_VARIANT ?= mainline
-CALIB         ?= preempt:200,preempt:1000,preempt:5000,irq:200,irq:1000,irq:5000
+# Calibration: windows of known length, every kind, 10 us to 5 ms, 3 rounds,
+# injected into each of $(VARIANTS), idle and under a workload.
+CALIB           ?= preempt/irq/spin/ptl/ptl_nested:10/20/50/100/200/500/1000/2000/5000x3
+CALIB_WORKLOADS ?= idle munmap
 # Safety boots: the debug-config kernels under every workload.
 CHECK_VARIANTS  ?= mainline baseline patched
 CHECK_WORKLOADS ?= munmap exit truncate fork mixed
@@ -46,8 +47,10 @@ help:
 	@echo '  make guest      build the guest initramfs only'
 	@echo '  make report     (re)write the report of RUN=results/<id> (default: latest)'
 	@echo '  make compare    exit non-zero if PATCHED is significantly worse in RUN'
-	@echo '  make calibrate  inject $$(CALIB) windows into $$(CALIB_VARIANT); check that tracer,'
-	@echo '                 attribution and cyclictest see each one'
+	@echo '  make calibrate  inject $$(CALIB) windows into each of $$(VARIANTS) under'
+	@echo '                 $$(CALIB_WORKLOADS); check that the window module (TRACE=max: the'
+	@echo '                 max tracer) and cyclictest see each one; fit reading = a*length + b'
+	@echo '                 per kind (|a-1| <= 1 %, b > 20 us fails) into calibration.json'
 	@echo '  make check-kernels  build $$(CHECK_VARIANTS) with lockdep, DEBUG_ATOMIC_SLEEP and'
 	@echo '                 DEBUG_VM, boot each under $$(CHECK_WORKLOADS); fail on any splat'
 	@echo '  make deps       check/install the Debian packages'
@@ -62,7 +65,8 @@ help:
 	@echo '  TRACE=$(TRACE) (windows max full: a clean boot, for latency and throughput,'
 	@echo '                 and a traced boot, for windows, per cell; none: clean boots'
 	@echo '                 only, latency only) RUN_ID=<new timestamp> RUN=$(RUN)'
-	@echo '  CALIB_VARIANT=$(CALIB_VARIANT) CALIB=$(CALIB)'
+	@echo '  CALIB_WORKLOADS="$(CALIB_WORKLOADS)" CALIB=$(CALIB)'
+	@echo '                 (KIND[/KIND...]:US[/US...][xROUNDS],...: preempt irq spin ptl ptl_nested)'
 	@echo '  CHECK_VARIANTS="$(CHECK_VARIANTS)" CHECK_WORKLOADS="$(CHECK_WORKLOADS)"'
 	@echo '  CHECK_DURATION=$(CHECK_DURATION)'
 
@@ -79,7 +83,7 @@ kernels: deps
 	@for v in $(VARIANTS); do bash bench/build.sh "$$v" build/config/bench || exit 1; done
 
 calibrate: deps
-	@VARIANTS="$(CALIB_VARIANT)" WORKLOADS=idle DURATION=2 REPEAT=1 \
+	@WORKLOADS="$(CALIB_WORKLOADS)" DURATION=2 REPEAT=1 \
 		CALIB="$(CALIB)" RUN_ID=calib-$(RUN_ID) bash bench/run-matrix.sh
 	@$(ANALYSIS) calibrate results/calib-$(RUN_ID)
 

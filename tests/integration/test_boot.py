@@ -17,8 +17,9 @@ sys.path.insert(0, str(ROOT / "analysis"))
 
 from mmlat import calibrate, load, parse, report  # noqa: E402
 
-# A short calibration: make calibrate injects the full set.
-CALIB = [("preempt", 200), ("irq", 1000), ("preempt", 5000)]
+# A short calibration, every kind at three lengths (the unit tests use
+# others): make calibrate injects the full set, 10 us to 5 ms, 3 rounds.
+CALIB = calibrate.parse_request("preempt/irq/spin/ptl/ptl_nested:30/300/3000")
 
 
 # The traced munmap boot must keep at least this fraction of the clean
@@ -104,6 +105,9 @@ def test_calibration_only_in_the_traced_idle_boot(run_dir):
 
 
 def test_calibration_chain(run_dir):
-    rows, failures = calibrate.check_cell(cell(run_dir, "idle", "traced"), CALIB)
-    assert not failures, calibrate.format_rows(rows) + "\n".join(failures)
-    assert len(rows) == len(CALIB) + 1
+    # Each window read from the window module's own key, and a fit per kind.
+    result, failures = calibrate.check_cell(cell(run_dir, "idle", "traced"), CALIB)
+    assert not failures, calibrate.format_result(result) + "\n".join(failures)
+    assert result["source"] == "windows"
+    assert [r["reading_us"] is not None for r in result["windows"]] == [True] * len(CALIB)
+    assert sorted(result["fits"]) == sorted(calibrate.KINDS)
