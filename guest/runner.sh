@@ -74,8 +74,9 @@ setup_window_hist() {
 
 # Windows (trace=windows): the mmlat_windows module aggregates every
 # preempt-off and irq-off window by caller and parent and PTE-lock hold
-# times per lock site in the guest (guest/modules/mmlat_windows). The
-# preemptoff max tracer runs beside it for the longest window's stack.
+# times per lock site in the guest (guest/modules/mmlat_windows), and keeps
+# the longest window's stack itself: no max tracer runs beside it, since
+# the tracer's own start and stop would sit inside every window it times.
 # shellcheck disable=SC2086
 start_windows() {
 	insmod /lib/mmlat/mmlat_windows.ko ${windows_args:-} || fail "cannot load the windows module"
@@ -95,11 +96,13 @@ setup_tracing() {
 		setup_window_hist preemptoff preempt_disable preempt_enable
 		setup_window_hist irqsoff irq_disable irq_enable
 	fi
-	[ "$trace" != windows ] || start_windows
+	if [ "$trace" = windows ]; then
+		start_windows
+		return 0
+	fi
 	# The max-latency tracer keeps the longest preempt-off window and its
 	# stack. Function tracing inside it would inflate every window.
-	# (The option exists only when the function tracer is built in.)
-	[ ! -e $T/options/function-trace ] || echo 0 > $T/options/function-trace
+	echo 0 > $T/options/function-trace
 	echo preemptoff > $T/current_tracer
 	echo 0 > $T/tracing_max_latency
 	echo 1 > $T/tracing_on
@@ -108,17 +111,19 @@ setup_tracing() {
 collect_tracing() {
 	echo 0 > $T/tracing_on
 	[ "$trace" = none ] && return 0
-	mkdir -p $OUT/tracer $OUT/windows
+	mkdir -p $OUT/windows
+	if [ "$trace" = windows ]; then
+		stop_windows
+		cat /proc/mmlat_windows > $OUT/windows/windows.txt
+		cat /proc/mmlat_ptelock > $OUT/windows/ptelock.txt
+		return 0
+	fi
+	mkdir -p $OUT/tracer
 	cat $T/trace > $OUT/tracer/preemptoff.trace
 	cat $T/tracing_max_latency > $OUT/tracer/preemptoff.max
 	if [ "$trace" = full ]; then
 		cat $T/events/synthetic/mmlat_preemptoff/hist > $OUT/windows/preemptoff.hist
 		cat $T/events/synthetic/mmlat_irqsoff/hist > $OUT/windows/irqsoff.hist
-	fi
-	if [ "$trace" = windows ]; then
-		stop_windows
-		cat /proc/mmlat_windows > $OUT/windows/windows.txt
-		cat /proc/mmlat_ptelock > $OUT/windows/ptelock.txt
 	fi
 	echo nop > $T/current_tracer
 }

@@ -340,27 +340,43 @@ def sym_func(sym):
     return sym.split("+", 1)[0]
 
 
+WINDOWS_FORMAT = 2
+
+
+def _check_version(line, what):
+    version = int(line.split()[1])
+    if version != WINDOWS_FORMAT:
+        raise ValueError("%s format %d, this analysis reads %d: re-run the cell "
+                         "with this tree's guest module" % (what, version, WINDOWS_FORMAT))
+    return version
+
+
 def parse_windows(path_or_text, is_text=False):
     """windows/windows.txt.  Returns {"version", "params",
-    "kinds": {"preempt"|"irq": {n, total_ns, max_ns, unmatched, idle_cut,
-    keyed, overflow, overflow_max_ns, max_caller, max_parent,
+    "kinds": {"preempt"|"irq": {n, total_ns, max_ns, unmatched, nested_begin,
+    edge, idle_cut, keyed, overflow, overflow_max_ns, max_caller, max_parent,
+    "maxstack": [frame, ...] (innermost first, taken at the window's end),
     "buckets": [(lo_ns, hi_ns, n)]}},
     "keys": [{kind, cpu, n, total_ns, max_ns, caller, parent,
-    "log2_ns": {b: n}}]} (one key per CPU; equal keys of two CPUs are
+    "buckets": {lo_ns: n}}]} (one key per CPU; equal keys of two CPUs are
     listed twice)."""
     text = _read(path_or_text, is_text)
     out = {"version": None, "params": {}, "kinds": {}, "keys": []}
     for line in text.splitlines():
         word = line.split(" ", 1)[0]
         if word == "mmlat_windows":
-            out["version"] = int(line.split()[1])
+            out["version"] = _check_version(line, "mmlat_windows")
         elif word == "param":
             out["params"] = _kv_line(line)
         elif word == "kind":
             kind = line.split()[1]
             d = _kv_line(line)
             d["buckets"] = []
+            d["maxstack"] = []
             out["kinds"][kind] = d
+        elif word == "maxstack":
+            _, kind, _, frame = line.split(" ", 3)
+            out["kinds"][kind]["maxstack"].append(frame)
         elif word == "bucket":
             kind = line.split()[1]
             d = _kv_line(line)
@@ -368,7 +384,7 @@ def parse_windows(path_or_text, is_text=False):
         elif word == "key":
             d = _kv_line(line)
             d["kind"] = line.split()[1]
-            d["log2_ns"] = _pairs(d.get("log2_ns"))
+            d["buckets"] = _pairs(d.get("buckets"))
             out["keys"].append(d)
     if out["version"] is None:
         raise ValueError("not an mmlat_windows dump")
@@ -376,23 +392,23 @@ def parse_windows(path_or_text, is_text=False):
 
 
 def parse_ptelock(path_or_text, is_text=False):
-    """windows/ptelock.txt.  Returns {"version", "params", "unmatched_unlock",
-    "lost", "sites": [{type: lock|unlock, n, total_ns, max_ns, nonptl, lost,
-    probed, optimized, at, func, "buckets": {lo_ns: n}}]}.  Hold times are
-    counted at the site that took the lock."""
+    """windows/ptelock.txt.  Returns {"version", "params", "users": [func],
+    "totals": {holds, lost, discarded, nonptl, site_overflow, in_flight},
+    "sites": [{type: "lock", n, total_ns, max_ns, lost, discarded, at, func,
+    "buckets": {lo_ns: n}}]}.  Hold times are counted at the call site
+    that took the lock (at: the lock call's return address)."""
     text = _read(path_or_text, is_text)
-    out = {"version": None, "params": {}, "unmatched_unlock": 0, "lost": 0,
-           "sites": []}
+    out = {"version": None, "params": {}, "users": [], "totals": {}, "sites": []}
     for line in text.splitlines():
         word = line.split(" ", 1)[0]
         if word == "mmlat_ptelock":
-            out["version"] = int(line.split()[1])
+            out["version"] = _check_version(line, "mmlat_ptelock")
         elif word == "param":
             out["params"] = _kv_line(line)
+        elif word == "user":
+            out["users"].append(line.split()[1])
         elif word == "total":
-            d = _kv_line(line)
-            out["unmatched_unlock"] = d.get("unmatched_unlock", 0)
-            out["lost"] = d.get("lost", 0)
+            out["totals"] = _kv_line(line)
         elif word == "site":
             d = _kv_line(line)
             d["type"] = line.split()[1]

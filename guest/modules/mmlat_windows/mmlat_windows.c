@@ -7,30 +7,36 @@
  * not exported), which fire on the outermost disable and the matching
  * enable only.  Per CPU the disable stores a local_clock() timestamp and
  * the caller/parent ips; the enable adds the length to a log-linear
- * histogram per kind and, for windows of at least thresh_us, to a small
- * table keyed by (caller, parent).  Entering idle ends the preempt-off
- * window (as stop_critical_timings() does for the preemptoff tracer), and
- * leaving it starts one attributed to "[idle]".
+ * histogram per kind and, for windows of at least thresh_us, to a table
+ * keyed by (caller, parent).  The longest window of each kind keeps the
+ * stack at its end.  Entering idle ends the preempt-off window (as
+ * stop_critical_timings() does for the preemptoff tracer), and leaving it
+ * starts one attributed to "[idle]".
  *
- * PTE lock: at module load every direct call (and tail jump) to
- * _raw_spin_lock / _raw_spin_unlock inside a list of PTE-lock users is
- * found by scanning the function's text and gets a kprobe on the call
- * instruction itself (register_kprobe() refuses an address that is not an
- * instruction boundary, which rejects false matches of the byte scan).
- * The lock probe stores (lock, timestamp, site) in a small per-CPU array,
- * the unlock probe of the same lock adds the hold time to the lock site's
- * histogram.  Only spinlocks inside struct page (split PTE locks) count,
- * and only holds that lie inside one preempt-off window (so the window
- * probes must run too).
+ * PTE lock: ftrace hooks on _raw_spin_lock and _raw_spin_unlock.  A lock
+ * call whose return address lies inside a PTE-lock user (zap, fork, fault,
+ * ... functions, ranges resolved at load) on a spinlock inside a struct
+ * page (a split PTE lock) opens a hold in a small per-CPU array; the
+ * unlock of the same lock closes it and adds its length to the histogram
+ * of the call site that took it.  ftrace calls the hook from the
+ * function's entry: no int3 (which under TCG costs thousands of guest
+ * instructions and, taken in kernel mode, leaves the irq-tracing state
+ * set so that the next irq-off window is lost), no text patching per site.
  *
- * /proc/mmlat_windows  windows: totals, histograms, keyed table
- * /proc/mmlat_ptelock  PTE-lock probes and hold times per lock site
- * echo start > /proc/mmlat_windows  register the probes (once)
- * echo stop > /proc/mmlat_windows   unregister them (stable data)
+ * Every probe does nothing until the enable flag is set, which start sets
+ * last and stop clears first, so probe (un)registration never lands in
+ * the data.
+ *
+ * /proc/mmlat_windows  windows: totals, histograms, max stacks, keyed table
+ * /proc/mmlat_ptelock  PTE-lock hold times per lock call site
+ * echo start > /proc/mmlat_windows  register the probes, then enable (once)
+ * echo stop > /proc/mmlat_windows   disable, then unregister (stable data)
  */
 #include <linux/kernel.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
+#include <linux/ftrace.h>
+#include <linux/hash.h>
 #include <linux/kallsyms.h>
 #include <linux/kprobes.h>
 #include <linux/mm.h>
@@ -39,25 +45,25 @@
 #include <linux/sched/clock.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
+#include <linux/sort.h>
 #include <linux/spinlock.h>
+#include <linux/stacktrace.h>
 #include <linux/string.h>
 #include <linux/tracepoint.h>
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
-#include <linux/hash.h>
-#include <asm/unaligned.h>
 
 static unsigned int thresh_us = 5;
 module_param(thresh_us, uint, 0444);
 MODULE_PARM_DESC(thresh_us, "windows at least this long go to the keyed table");
 
-static unsigned int table_size = 1024;
+static unsigned int table_size = 512;
 module_param(table_size, uint, 0444);
 MODULE_PARM_DESC(table_size, "keyed table entries per kind and CPU (power of 2)");
 
 static bool ptelock = true;
 module_param(ptelock, bool, 0444);
-MODULE_PARM_DESC(ptelock, "probe the PTE-lock users for hold times");
+MODULE_PARM_DESC(ptelock, "hook the lock functions for PTE-lock hold times");
 
 static char *sites;
 module_param(sites, charp, 0444);
@@ -87,28 +93,36 @@ static const char * const pte_users[] = {
 	"follow_pfn", "follow_phys", "generic_access_phys",
 };
 
+/* Only one writer may start, stop or read the tables at a time. */
+static DEFINE_MUTEX(state_lock);
+static bool registered, started;
+/* Probes record only while set; gen tells this run's windows from older. */
+static int mw_enabled;
+static u64 mw_gen;
+
 /* ------------------------------------------------------------ histograms */
 
 /*
  * Log-linear buckets of nanoseconds: values below 2^SUB_BITS are exact,
- * above that each power of two is split into 2^SUB_BITS buckets (12.5 %).
+ * above that each power of two is split into 2^SUB_BITS buckets, so a
+ * bucket is at most 1/64 (1.6 %) of its lower bound wide.
  */
-#define SUB_BITS	3
+#define SUB_BITS	6
 #define SUB_N		(1 << SUB_BITS)
-#define MAX_LOG		40			/* 2^40 ns, about 18 min */
+#define MAX_LOG		34			/* 2^34 ns, about 17 s */
 #define NBUCKETS	((MAX_LOG - SUB_BITS + 1) * SUB_N)
 
 static inline unsigned int ns_bucket(u64 ns)
 {
-	unsigned int msb, b;
+	unsigned int msb;
 
 	if (ns < SUB_N)
 		return ns;
 	msb = fls64(ns) - 1;
 	if (msb >= MAX_LOG)
 		return NBUCKETS - 1;
-	b = (msb - SUB_BITS + 1) * SUB_N + ((ns >> (msb - SUB_BITS)) & (SUB_N - 1));
-	return b;
+	return (msb - SUB_BITS + 1) * SUB_N +
+	       ((ns >> (msb - SUB_BITS)) & (SUB_N - 1));
 }
 
 static u64 bucket_lo(unsigned int b)
@@ -121,14 +135,14 @@ static u64 bucket_lo(unsigned int b)
 	return (1ULL << msb) + ((u64)(b % SUB_N) << (msb - SUB_BITS));
 }
 
-/* Per-key histograms: one bucket per power of two of nanoseconds. */
-#define KEY_BUCKETS	32
-
-static inline unsigned int log2_bucket(u64 ns)
+static void print_buckets(struct seq_file *m, const u32 *hist)
 {
-	unsigned int b = ns ? fls64(ns) - 1 : 0;
+	unsigned int b;
 
-	return b < KEY_BUCKETS ? b : KEY_BUCKETS - 1;
+	seq_puts(m, " buckets=");
+	for (b = 0; b < NBUCKETS; b++)
+		if (hist[b])
+			seq_printf(m, "%llu:%u,", bucket_lo(b), hist[b]);
 }
 
 /* --------------------------------------------------------------- windows */
@@ -136,24 +150,32 @@ static inline unsigned int log2_bucket(u64 ns)
 enum { W_PREEMPT, W_IRQ, W_KINDS };
 static const char * const kind_name[W_KINDS] = { "preempt", "irq" };
 
+#define MAX_STACK	16
+
 struct win_start {
 	u64 ts;
 	u64 seq;		/* windows begun on this CPU */
+	u64 gen;		/* mw_gen when it began */
 	unsigned long ip, parent;
 	int active;
 };
 
 struct win_key {
-	unsigned long ip, parent;	/* ip == 0: free; parent 0 with ip ~0: idle */
+	unsigned long ip, parent;	/* ip == 0: free */
 	u64 n, total, max;
-	u32 hist[KEY_BUCKETS];
+	u32 hist[NBUCKETS];
 };
 
 struct win_stats {
 	u64 n, total, max;
-	u64 unmatched, idle_cut;
+	u64 unmatched;		/* an end with no begin since start */
+	u64 nested_begin;	/* a begin while a window was open */
+	u64 edge;		/* windows open when recording started */
+	u64 idle_cut;
 	u64 keyed, overflow, overflow_max;
 	unsigned long max_ip, max_parent;
+	unsigned int max_depth;
+	unsigned long max_stack[MAX_STACK];
 	u64 hist[NBUCKETS];
 };
 
@@ -195,7 +217,7 @@ static void win_key_add(struct win_stats *st, struct win_key *t,
 		k->total += d;
 		if (d > k->max)
 			k->max = d;
-		k->hist[log2_bucket(d)]++;
+		k->hist[ns_bucket(d)]++;
 		st->keyed++;
 		return;
 	}
@@ -208,9 +230,13 @@ static __always_inline void win_begin(int kind, unsigned long ip,
 				      unsigned long parent)
 {
 	struct win_start *s = this_cpu_ptr(&win_start[kind]);
+	u64 now = local_clock();
 
-	s->ts = local_clock();
+	if (s->active && s->gen == mw_gen)
+		wstats(smp_processor_id(), kind)->nested_begin++;
+	s->ts = now;
 	s->seq++;
+	s->gen = mw_gen;
 	s->ip = ip;
 	s->parent = parent;
 	s->active = 1;
@@ -223,6 +249,14 @@ static __always_inline void win_end(int kind, u64 now)
 	struct win_stats *st = wstats(cpu, kind);
 	u64 d;
 
+	if (s->gen != mw_gen) {
+		/* opened before recording started: its start is unknown */
+		if (s->active)
+			st->edge++;
+		s->active = 0;
+		s->gen = mw_gen;
+		return;
+	}
 	if (!s->active) {
 		st->unmatched++;
 		return;
@@ -233,9 +267,11 @@ static __always_inline void win_end(int kind, u64 now)
 	st->total += d;
 	st->hist[ns_bucket(d)]++;
 	if (d > st->max) {
+		/* rare: the stack is taken only when the maximum grows */
 		st->max = d;
 		st->max_ip = s->ip;
 		st->max_parent = s->parent;
+		st->max_depth = stack_trace_save(st->max_stack, MAX_STACK, 0);
 	}
 	if (d >= thresh_ns)
 		win_key_add(st, wtable(cpu, kind), s->ip, s->parent, d);
@@ -247,27 +283,31 @@ static __always_inline void win_end(int kind, u64 now)
  * kind's per-CPU state has a single writer at a time.
  */
 static void notrace mw_preempt_off(void *data, unsigned long ip,
-				      unsigned long parent)
+				   unsigned long parent)
 {
-	win_begin(W_PREEMPT, ip, parent);
+	if (READ_ONCE(mw_enabled))
+		win_begin(W_PREEMPT, ip, parent);
 }
 
 static void notrace mw_preempt_on(void *data, unsigned long ip,
-				     unsigned long parent)
+				  unsigned long parent)
 {
-	win_end(W_PREEMPT, local_clock());
+	if (READ_ONCE(mw_enabled))
+		win_end(W_PREEMPT, local_clock());
 }
 
 static void notrace mw_irq_off(void *data, unsigned long ip,
-				  unsigned long parent)
+			       unsigned long parent)
 {
-	win_begin(W_IRQ, ip, parent);
+	if (READ_ONCE(mw_enabled))
+		win_begin(W_IRQ, ip, parent);
 }
 
 static void notrace mw_irq_on(void *data, unsigned long ip,
-				 unsigned long parent)
+			      unsigned long parent)
 {
-	win_end(W_IRQ, local_clock());
+	if (READ_ONCE(mw_enabled))
+		win_end(W_IRQ, local_clock());
 }
 
 /*
@@ -275,12 +315,14 @@ static void notrace mw_irq_on(void *data, unsigned long ip,
  * probes run with preemption disabled; the idle task keeps it disabled.
  */
 static void notrace mw_cpu_idle(void *data, unsigned int state,
-				   unsigned int cpu)
+				unsigned int cpu)
 {
 	struct win_start *s = this_cpu_ptr(&win_start[W_PREEMPT]);
 
+	if (!READ_ONCE(mw_enabled))
+		return;
 	if (state != (unsigned int)-1) {
-		if (s->active) {
+		if (s->active && s->gen == mw_gen) {
 			wstats(smp_processor_id(), W_PREEMPT)->idle_cut++;
 			win_end(W_PREEMPT, local_clock());
 		}
@@ -314,21 +356,19 @@ static void find_tp(struct tracepoint *tp, void *priv)
 
 /* -------------------------------------------------------------- PTE lock */
 
-#define MAX_SITES	256
+#define MAX_USERS	96
+#define MAX_SITES	256		/* lock call sites per CPU */
 #define HELD_SLOTS	4
 
-struct pte_site {
-	struct kprobe kp;
-	void *where;		/* the call instruction */
-	int lock;		/* 1: lock call, 0: unlock call */
-	bool probed;		/* register_kprobe() accepted it */
-	bool active;		/* still registered */
-	bool optimized;		/* a jump, not an int3 (seen at stop) */
+/* A PTE-lock user function: [start, end) of its text. */
+struct lock_user {
+	unsigned long start, end;
+	const char *name;
 };
 
-struct pte_stats {
+struct pte_site {
+	unsigned long ret;	/* return address of the lock call; 0: free */
 	u64 n, total, max;
-	u64 nonptl;		/* lock calls on a lock that is no PTE lock */
 	u64 lost;		/* taken here, unlock never seen */
 	u64 discarded;		/* not inside one preempt-off window */
 	u32 hist[NBUCKETS];
@@ -338,25 +378,26 @@ struct held {
 	spinlock_t *lock;
 	u64 ts;
 	u64 window;		/* the preempt-off window it must close in */
-	int site;
+	bool opened;		/* its acquisition opened that window */
+	struct pte_site *site;
 };
 
 struct pte_cpu {
 	struct held held[HELD_SLOTS];
-	u64 unmatched;		/* unlock of a PTE lock not taken at a site */
-	u64 lost;		/* lock taken at a site, never seen unlocked */
+	u64 nonptl;		/* lock calls from a user on no PTE lock */
+	u64 site_overflow;	/* holds from a site the table had no room for */
 };
 
-static struct pte_site *pte_sites;
-static int nr_sites, nr_funcs, nr_rejected;
-static struct pte_stats *pte_stats;	/* [cpu][site] */
+static struct lock_user users[MAX_USERS];
+static int nr_users, nr_missing;
+static struct pte_site *pte_sites;	/* [cpu][MAX_SITES] */
 static DEFINE_PER_CPU(struct pte_cpu, pte_cpu);
 
 /*
  * A split PTE lock lives in its page table's struct page: the lock is a
  * PTE lock when lock - offsetof(struct page, ptl) is a struct page of the
  * memory map (pfn round trip).  Without split PTE locks (or with allocated
- * ones, under lockdep) every lock at a site counts.
+ * ones, under lockdep) every lock taken in a user counts.
  */
 static inline bool is_pte_lock(spinlock_t *lock)
 {
@@ -383,19 +424,60 @@ static inline bool is_pte_lock(spinlock_t *lock)
 #endif
 }
 
-static int notrace pte_lock_pre(struct kprobe *p, struct pt_regs *regs)
+/* users[] is sorted by start: is ret inside one of them? */
+static inline bool in_user(unsigned long ret)
 {
-	struct pte_site *s = container_of(p, struct pte_site, kp);
-	spinlock_t *lock = (spinlock_t *)regs->di;
+	int lo = 0, hi = nr_users;
+
+	while (lo < hi) {
+		int mid = (lo + hi) / 2;
+
+		if (ret < users[mid].start)
+			hi = mid;
+		else if (ret >= users[mid].end)
+			lo = mid + 1;
+		else
+			return true;
+	}
+	return false;
+}
+
+static struct pte_site *site_of(int cpu, unsigned long ret)
+{
+	struct pte_site *t = &pte_sites[(size_t)cpu * MAX_SITES];
+	unsigned long h = hash_long(ret, 32);
+	unsigned int i;
+
+	for (i = 0; i < PROBE_LEN; i++) {
+		struct pte_site *s = &t[(h + i) & (MAX_SITES - 1)];
+
+		if (s->ret == ret)
+			return s;
+		if (!s->ret) {
+			s->ret = ret;
+			return s;
+		}
+	}
+	return NULL;
+}
+
+static void hold_begin(spinlock_t *lock, unsigned long ret)
+{
 	struct pte_cpu *pc = this_cpu_ptr(&pte_cpu);
-	int site = s - pte_sites;
-	struct win_start *w;
+	struct win_start *w = this_cpu_ptr(&win_start[W_PREEMPT]);
+	int cpu = smp_processor_id();
+	struct pte_site *site;
 	struct held *h = NULL;
 	int i;
 
 	if (!is_pte_lock(lock)) {
-		pte_stats[smp_processor_id() * nr_sites + site].nonptl++;
-		return 0;
+		pc->nonptl++;
+		return;
+	}
+	site = site_of(cpu, ret);
+	if (!site) {
+		pc->site_overflow++;
+		return;
 	}
 	for (i = 0; i < HELD_SLOTS; i++) {
 		if (pc->held[i].lock == lock) {
@@ -407,61 +489,121 @@ static int notrace pte_lock_pre(struct kprobe *p, struct pt_regs *regs)
 	}
 	if (!h)
 		h = &pc->held[0];
-	if (h->lock) {
-		pc->lost++;
-		pte_stats[smp_processor_id() * nr_sites + h->site].lost++;
-	}
+	if (h->lock)
+		h->site->lost++;
 	h->lock = lock;
 	h->site = site;
 	/* the lock is taken in this window, or disables preemption anew */
-	w = this_cpu_ptr(&win_start[W_PREEMPT]);
-	h->window = w->active ? w->seq : w->seq + 1;
+	h->opened = !(w->active && w->gen == mw_gen);
+	h->window = h->opened ? w->seq + 1 : w->seq;
 	h->ts = local_clock();
-	return 0;
 }
 
-static int notrace pte_unlock_pre(struct kprobe *p, struct pt_regs *regs)
+static void hold_end(spinlock_t *lock, u64 now)
 {
-	u64 now = local_clock();
-	spinlock_t *lock = (spinlock_t *)regs->di;
 	struct pte_cpu *pc = this_cpu_ptr(&pte_cpu);
 	struct win_start *w = this_cpu_ptr(&win_start[W_PREEMPT]);
-	struct pte_stats *st;
+	struct held *h;
+	struct pte_site *st;
+	u64 start, d;
 	int i;
-	u64 d;
 
 	for (i = 0; i < HELD_SLOTS; i++) {
-		if (pc->held[i].lock != lock)
+		h = &pc->held[i];
+		if (h->lock != lock)
 			continue;
-		d = now - pc->held[i].ts;
-		st = &pte_stats[smp_processor_id() * nr_sites + pc->held[i].site];
-		pc->held[i].lock = NULL;
+		st = h->site;
+		h->lock = NULL;
 		/*
 		 * A spinlock keeps preemption off: a hold that spans more than
-		 * one preempt-off window was preempted between the probe and
+		 * one preempt-off window was preempted between the hook and
 		 * the acquisition, or pairs a stale lock with a later unlock.
 		 */
-		if (!w->active || w->seq != pc->held[i].window) {
+		if (!w->active || w->gen != mw_gen || w->seq != h->window) {
 			st->discarded++;
-			return 0;
+			return;
 		}
+		/*
+		 * A hold that opened its window starts when the window did:
+		 * the preempt_disable tracepoint between the hook and the
+		 * acquisition is instrumentation, which a hold nested in an
+		 * open window does not pay.
+		 */
+		start = h->opened ? max(h->ts, w->ts) : h->ts;
+		d = now - start;
 		st->n++;
 		st->total += d;
 		if (d > st->max)
 			st->max = d;
 		st->hist[ns_bucket(d)]++;
-		return 0;
+		return;
 	}
-	if (is_pte_lock(lock))
-		pc->unmatched++;
-	return 0;
 }
 
-/* Address and size of a kernel function, or -ENOENT. */
+/*
+ * ftrace hooks, called at the entry of _raw_spin_lock/_raw_spin_unlock
+ * with preemption on or off: the per-CPU hold state is kept consistent
+ * with raw (untraced) irq disabling.  NMIs may take spinlocks inside our
+ * critical section, so they are left alone.
+ *
+ * The lock hook also raises the preempt count without tracing: pfn_valid()
+ * takes rcu_read_lock_sched(), whose preempt_disable() would otherwise be
+ * an outermost one and open a window of ours.  (Should it reschedule on
+ * the way out, the hold no longer lies in one window and is discarded.)
+ */
+static void notrace mw_lock_hook(unsigned long ip, unsigned long parent_ip,
+				 struct ftrace_ops *op,
+				 struct ftrace_regs *fregs)
+{
+	unsigned long flags;
+
+	if (!READ_ONCE(mw_enabled) || in_nmi() || !in_user(parent_ip))
+		return;
+	preempt_disable_notrace();
+	raw_local_irq_save(flags);
+	hold_begin((spinlock_t *)fregs->regs.di, parent_ip);
+	raw_local_irq_restore(flags);
+	preempt_enable_notrace();
+}
+
+static void notrace mw_unlock_hook(unsigned long ip, unsigned long parent_ip,
+				   struct ftrace_ops *op,
+				   struct ftrace_regs *fregs)
+{
+	u64 now = local_clock();
+	unsigned long flags;
+
+	if (!READ_ONCE(mw_enabled) || in_nmi())
+		return;
+	raw_local_irq_save(flags);
+	hold_end((spinlock_t *)fregs->regs.di, now);
+	raw_local_irq_restore(flags);
+}
+
+/*
+ * FTRACE_OPS_FL_RECURSION: the hooks call nothing that is traced by these
+ * ops, so ftrace can call them directly rather than through its recursion
+ * guard.
+ */
+static struct ftrace_ops lock_ops = {
+	.func = mw_lock_hook,
+	.flags = FTRACE_OPS_FL_RECURSION,
+};
+
+static struct ftrace_ops unlock_ops = {
+	.func = mw_unlock_hook,
+	.flags = FTRACE_OPS_FL_RECURSION,
+};
+
+/* Address and size of a kernel function, or an error. */
 static int func_range(const char *name, unsigned long *start,
 		      unsigned long *size)
 {
-	struct kprobe kp = { .symbol_name = name };
+	/* a disabled probe is never armed: it is only a name lookup, as
+	 * kallsyms_lookup_name() is not exported
+	 */
+	struct kprobe kp = { .symbol_name = name,
+			     .flags = KPROBE_FLAG_DISABLED };
 	char buf[KSYM_SYMBOL_LEN];
 	unsigned long off;
 	char *slash;
@@ -484,164 +626,174 @@ static int func_range(const char *name, unsigned long *start,
 	return 0;
 }
 
-static void add_site(unsigned long addr, int lock)
+static void add_user(const char *name)
 {
-	struct pte_site *s;
+	unsigned long start, size;
 	int i;
 
-	for (i = 0; i < nr_sites; i++)	/* functions may be listed twice */
-		if ((unsigned long)pte_sites[i].where == addr)
-			return;
-	if (nr_sites >= MAX_SITES)
+	if (func_range(name, &start, &size)) {
+		nr_missing++;
 		return;
-	s = &pte_sites[nr_sites];
-	memset(s, 0, sizeof(*s));
-	s->kp.addr = (kprobe_opcode_t *)addr;
-	s->where = (void *)addr;
-	s->kp.pre_handler = lock ? pte_lock_pre : pte_unlock_pre;
-	s->lock = lock;
-	nr_sites++;
-}
-
-/* Direct calls (e8) and tail jumps (e9) to the lock functions in name. */
-static void scan_func(const char *name)
-{
-	unsigned long start, size, a;
-	int found = 0;
-
-	if (func_range(name, &start, &size))
-		return;
-	for (a = start; a + 5 <= start + size; a++) {
-		u8 op = *(u8 *)a;
-		unsigned long tgt;
-
-		if (op != 0xe8 && op != 0xe9)
-			continue;
-		tgt = a + 5 + (long)get_unaligned((s32 *)(a + 1));
-		if (op == 0xe8 && (tgt == (unsigned long)_raw_spin_lock
-#ifdef CONFIG_DEBUG_LOCK_ALLOC
-				   || tgt == (unsigned long)_raw_spin_lock_nested
-#endif
-		    )) {
-			add_site(a, 1);
-			found++;
-		} else if (tgt == (unsigned long)_raw_spin_unlock) {
-			add_site(a, 0);
-			found++;
-		}
 	}
-	if (found)
-		nr_funcs++;
+	for (i = 0; i < nr_users; i++)	/* functions may be listed twice */
+		if (users[i].start == start)
+			return;
+	if (nr_users >= MAX_USERS) {
+		pr_warn("mmlat_windows: more than %d PTE-lock users, %s left out\n",
+			MAX_USERS, name);
+		return;
+	}
+	users[nr_users].start = start;
+	users[nr_users].end = start + size;
+	users[nr_users].name = name;
+	nr_users++;
 }
+
+static int cmp_user(const void *a, const void *b)
+{
+	const struct lock_user *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static char *extra_sites;
 
 static int pte_init(void)
 {
-	char *list, *p, *name;
+	char *p, *name;
 	int i;
 
-	pte_sites = kcalloc(MAX_SITES, sizeof(*pte_sites), GFP_KERNEL);
-	if (!pte_sites)
-		return -ENOMEM;
 	for (i = 0; i < ARRAY_SIZE(pte_users); i++)
-		scan_func(pte_users[i]);
+		add_user(pte_users[i]);
 	if (sites) {
-		list = kstrdup(sites, GFP_KERNEL);
-		if (!list)
+		extra_sites = kstrdup(sites, GFP_KERNEL);
+		if (!extra_sites)
 			return -ENOMEM;
-		p = list;
+		p = extra_sites;
 		while ((name = strsep(&p, ",")))
 			if (*name)
-				scan_func(name);
-		kfree(list);
+				add_user(name);
 	}
-	pte_stats = vzalloc(array3_size(nr_cpu_ids, nr_sites ?: 1,
-					sizeof(*pte_stats)));
-	if (!pte_stats)
-		return -ENOMEM;
-	return 0;
+	sort(users, nr_users, sizeof(users[0]), cmp_user, NULL);
+	pte_sites = vzalloc(array3_size(nr_cpu_ids, MAX_SITES,
+					sizeof(*pte_sites)));
+	return pte_sites ? 0 : -ENOMEM;
 }
 
-/* A byte-scan hit that is no instruction boundary fails here. */
-static void pte_start(void)
+static int hook(struct ftrace_ops *ops, const char *func)
 {
-	int i, n = 0;
+	char buf[KSYM_NAME_LEN];
+	int ret;
 
-	for (i = 0; i < nr_sites; i++) {
-		if (register_kprobe(&pte_sites[i].kp)) {
-			nr_rejected++;
-		} else {
-			pte_sites[i].probed = true;
-			pte_sites[i].active = true;
-			n++;
-		}
-	}
-	pr_info("mmlat_windows: %d PTE-lock probes in %d functions (%d rejected)\n",
-		n, nr_funcs, nr_rejected);
+	strscpy(buf, func, sizeof(buf));
+	ret = ftrace_set_filter(ops, buf, strlen(buf), 1);
+	if (!ret)
+		ret = register_ftrace_function(ops);
+	if (ret)
+		pr_err("mmlat_windows: no ftrace hook on %s: %d\n", func, ret);
+	return ret;
 }
 
-static void pte_exit(void)
+/* ----------------------------------------------------------- start/stop */
+
+static void unregister_tracepoints(void)
 {
 	int i;
 
-	for (i = 0; i < nr_sites; i++) {
-		struct pte_site *s = &pte_sites[i];
-
-		if (!s->active)
-			continue;
-		s->optimized = kprobe_optimized(&s->kp);
-		unregister_kprobe(&s->kp);
-		s->active = false;
-	}
+	for (i = 0; i < ARRAY_SIZE(tp_hooks); i++)
+		if (tp_hooks[i].tp)
+			tracepoint_probe_unregister(tp_hooks[i].tp,
+						    tp_hooks[i].probe, NULL);
+	tracepoint_synchronize_unregister();
 }
 
-/* ----------------------------------------------------------------- /proc */
-
-static DEFINE_MUTEX(state_lock);
-static bool running, started;
-
-/* Kprobes first, so their registration is no recorded window. */
-static void start_probes(void)
+static int register_probes(void)
 {
 	int i, ret;
 
+	for (i = 0; i < ARRAY_SIZE(tp_hooks); i++) {
+		if (!tp_hooks[i].tp)
+			continue;
+		ret = tracepoint_probe_register(tp_hooks[i].tp,
+						tp_hooks[i].probe, NULL);
+		if (ret) {
+			pr_err("mmlat_windows: cannot probe %s: %d\n",
+			       tp_hooks[i].name, ret);
+			tp_hooks[i].tp = NULL;
+		}
+	}
+	if (!ptelock)
+		return 0;
+	ret = hook(&lock_ops, "_raw_spin_lock");
+	if (ret)
+		goto err_tp;
+	ret = hook(&unlock_ops, "_raw_spin_unlock");
+	if (ret)
+		goto err_lock;
+	return 0;
+
+err_lock:
+	unregister_ftrace_function(&lock_ops);
+err_tp:
+	unregister_tracepoints();
+	return ret;
+}
+
+static void unregister_probes(void)
+{
+	if (ptelock) {
+		unregister_ftrace_function(&unlock_ops);
+		unregister_ftrace_function(&lock_ops);
+	}
+	unregister_tracepoints();
+}
+
+/* Holds still open when recording stopped: neither measured nor lost. */
+static u64 in_flight(void)
+{
+	u64 n = 0;
+	int cpu, i;
+
+	for_each_possible_cpu(cpu)
+		for (i = 0; i < HELD_SLOTS; i++)
+			n += !!per_cpu(pte_cpu, cpu).held[i].lock;
+	return n;
+}
+
+static u64 held_at_stop;
+
+static int start_recording(void)
+{
+	int ret = 0;
+
 	mutex_lock(&state_lock);
 	if (!started) {
-		if (ptelock)
-			pte_start();
-		for (i = 0; i < ARRAY_SIZE(tp_hooks); i++) {
-			if (!tp_hooks[i].tp)
-				continue;
-			ret = tracepoint_probe_register(tp_hooks[i].tp,
-							tp_hooks[i].probe,
-							NULL);
-			if (ret) {
-				pr_err("mmlat_windows: cannot probe %s: %d\n",
-				       tp_hooks[i].name, ret);
-				tp_hooks[i].tp = NULL;
-			}
+		ret = register_probes();
+		if (!ret) {
+			registered = true;
+			WRITE_ONCE(mw_gen, mw_gen + 1);
+			smp_wmb();	/* the new generation before the flag */
+			WRITE_ONCE(mw_enabled, 1);
+			started = true;
 		}
-		started = running = true;
 	}
 	mutex_unlock(&state_lock);
+	return ret;
 }
 
-static void stop_probes(void)
+static void stop_recording(void)
 {
-	int i;
-
 	mutex_lock(&state_lock);
-	if (running) {
-		for (i = 0; i < ARRAY_SIZE(tp_hooks); i++)
-			if (tp_hooks[i].tp)
-				tracepoint_probe_unregister(tp_hooks[i].tp,
-							    tp_hooks[i].probe,
-							    NULL);
-		tracepoint_synchronize_unregister();
-		pte_exit();
-		running = false;
+	if (registered) {
+		WRITE_ONCE(mw_enabled, 0);
+		unregister_probes();
+		registered = false;
+		held_at_stop = in_flight();
 	}
 	mutex_unlock(&state_lock);
 }
+
+/* ----------------------------------------------------------------- /proc */
 
 static void print_ip(struct seq_file *m, const char *key, unsigned long ip)
 {
@@ -655,54 +807,70 @@ static void print_ip(struct seq_file *m, const char *key, unsigned long ip)
 
 /* Sums for the show functions (too large for the stack); state_lock. */
 static struct win_stats sum_win;
-static struct pte_stats sum_pte;
+static struct pte_site sum_site;
+static u32 sum_hist[NBUCKETS];
+
+static void show_kind(struct seq_file *m, int kind)
+{
+	struct win_stats *t = &sum_win;
+	int cpu, b, i;
+
+	memset(t, 0, sizeof(*t));
+	for_each_possible_cpu(cpu) {
+		struct win_stats *st = wstats(cpu, kind);
+
+		t->n += st->n;
+		t->total += st->total;
+		t->unmatched += st->unmatched;
+		t->nested_begin += st->nested_begin;
+		t->edge += st->edge;
+		t->idle_cut += st->idle_cut;
+		t->keyed += st->keyed;
+		t->overflow += st->overflow;
+		t->overflow_max = max(t->overflow_max, st->overflow_max);
+		if (st->max >= t->max) {
+			t->max = st->max;
+			t->max_ip = st->max_ip;
+			t->max_parent = st->max_parent;
+			t->max_depth = st->max_depth;
+			memcpy(t->max_stack, st->max_stack,
+			       sizeof(t->max_stack));
+		}
+		for (b = 0; b < NBUCKETS; b++)
+			t->hist[b] += st->hist[b];
+	}
+	seq_printf(m, "kind %s n=%llu total_ns=%llu max_ns=%llu unmatched=%llu nested_begin=%llu edge=%llu idle_cut=%llu keyed=%llu overflow=%llu overflow_max_ns=%llu",
+		   kind_name[kind], t->n, t->total, t->max, t->unmatched,
+		   t->nested_begin, t->edge, t->idle_cut, t->keyed,
+		   t->overflow, t->overflow_max);
+	print_ip(m, "max_caller", t->max_ip);
+	print_ip(m, "max_parent", t->max_parent);
+	seq_putc(m, '\n');
+	for (i = 0; i < t->max_depth; i++)
+		seq_printf(m, "maxstack %s %d %pS\n", kind_name[kind], i,
+			   (void *)t->max_stack[i]);
+	for (b = 0; b < NBUCKETS; b++)
+		if (t->hist[b])
+			seq_printf(m, "bucket %s lo_ns=%llu hi_ns=%llu n=%llu\n",
+				   kind_name[kind], bucket_lo(b),
+				   b + 1 < NBUCKETS ? bucket_lo(b + 1) : U64_MAX,
+				   t->hist[b]);
+}
 
 static int windows_show(struct seq_file *m, void *v)
 {
-	struct win_stats *t = &sum_win;
-	int cpu, kind, b, i;
+	int cpu, kind, i;
 
-	seq_puts(m, "mmlat_windows 1\n");
-	seq_printf(m, "param clock=local_clock thresh_ns=%llu table_size=%u cpus=%u running=%d",
-		   thresh_ns, table_size, num_possible_cpus(), running);
+	mutex_lock(&state_lock);
+	seq_puts(m, "mmlat_windows 2\n");
+	seq_printf(m, "param clock=local_clock thresh_ns=%llu table_size=%u cpus=%u sub_bits=%d running=%d",
+		   thresh_ns, table_size, num_possible_cpus(), SUB_BITS,
+		   READ_ONCE(mw_enabled));
 	for (i = 0; i < ARRAY_SIZE(tp_hooks); i++)
 		seq_printf(m, " %s=%d", tp_hooks[i].name, !!tp_hooks[i].tp);
 	seq_putc(m, '\n');
-	mutex_lock(&state_lock);
-	for (kind = 0; kind < W_KINDS; kind++) {
-		memset(t, 0, sizeof(*t));
-		for_each_possible_cpu(cpu) {
-			struct win_stats *st = wstats(cpu, kind);
-
-			t->n += st->n;
-			t->total += st->total;
-			t->unmatched += st->unmatched;
-			t->idle_cut += st->idle_cut;
-			t->keyed += st->keyed;
-			t->overflow += st->overflow;
-			t->overflow_max = max(t->overflow_max, st->overflow_max);
-			if (st->max >= t->max) {
-				t->max = st->max;
-				t->max_ip = st->max_ip;
-				t->max_parent = st->max_parent;
-			}
-			for (b = 0; b < NBUCKETS; b++)
-				t->hist[b] += st->hist[b];
-		}
-		seq_printf(m, "kind %s n=%llu total_ns=%llu max_ns=%llu unmatched=%llu idle_cut=%llu keyed=%llu overflow=%llu overflow_max_ns=%llu",
-			   kind_name[kind], t->n, t->total, t->max, t->unmatched,
-			   t->idle_cut, t->keyed, t->overflow, t->overflow_max);
-		print_ip(m, "max_caller", t->max_ip);
-		print_ip(m, "max_parent", t->max_parent);
-		seq_putc(m, '\n');
-		for (b = 0; b < NBUCKETS; b++)
-			if (t->hist[b])
-				seq_printf(m, "bucket %s lo_ns=%llu hi_ns=%llu n=%llu\n",
-					   kind_name[kind], bucket_lo(b),
-					   b + 1 < NBUCKETS ? bucket_lo(b + 1) : U64_MAX,
-					   t->hist[b]);
-	}
-	mutex_unlock(&state_lock);
+	for (kind = 0; kind < W_KINDS; kind++)
+		show_kind(m, kind);
 	/* Keys are printed per CPU; the host merges equal keys. */
 	for_each_possible_cpu(cpu) {
 		for (kind = 0; kind < W_KINDS; kind++) {
@@ -716,62 +884,100 @@ static int windows_show(struct seq_file *m, void *v)
 					   k[i].total, k[i].max);
 				print_ip(m, "caller", k[i].ip);
 				print_ip(m, "parent", k[i].parent);
-				seq_puts(m, " log2_ns=");
-				for (b = 0; b < KEY_BUCKETS; b++)
-					if (k[i].hist[b])
-						seq_printf(m, "%d:%u,", b,
-							   k[i].hist[b]);
+				print_buckets(m, k[i].hist);
 				seq_putc(m, '\n');
 			}
 		}
 	}
+	mutex_unlock(&state_lock);
 	return 0;
+}
+
+/* Sum one call site (by return address) over every CPU's table. */
+static void sum_site_of(unsigned long ret)
+{
+	struct pte_site *t = &sum_site;
+	int cpu, i, b;
+
+	memset(t, 0, sizeof(*t));
+	memset(sum_hist, 0, sizeof(sum_hist));
+	for_each_possible_cpu(cpu) {
+		struct pte_site *tab = &pte_sites[(size_t)cpu * MAX_SITES];
+
+		for (i = 0; i < MAX_SITES; i++) {
+			if (tab[i].ret != ret)
+				continue;
+			t->n += tab[i].n;
+			t->total += tab[i].total;
+			t->max = max(t->max, tab[i].max);
+			t->lost += tab[i].lost;
+			t->discarded += tab[i].discarded;
+			for (b = 0; b < NBUCKETS; b++)
+				sum_hist[b] += tab[i].hist[b];
+		}
+	}
+}
+
+/* Was ret already printed from the table of an earlier CPU? */
+static bool site_seen(int cpu, unsigned long ret)
+{
+	int c, i;
+
+	for (c = 0; c < cpu; c++) {
+		if (!cpu_possible(c))
+			continue;
+		for (i = 0; i < MAX_SITES; i++)
+			if (pte_sites[(size_t)c * MAX_SITES + i].ret == ret)
+				return true;
+	}
+	return false;
 }
 
 static int ptelock_show(struct seq_file *m, void *v)
 {
-	struct pte_stats *t = &sum_pte;
-	u64 unmatched = 0, lost = 0;
-	int cpu, i, b;
+	u64 holds = 0, lost = 0, discarded = 0, nonptl = 0, overflow = 0;
+	int cpu, i;
 
-	seq_puts(m, "mmlat_ptelock 1\n");
-	seq_printf(m, "param clock=local_clock method=kprobe-callsite probes=%d functions=%d rejected=%d ptl_filter=%s running=%d\n",
-		   nr_sites - nr_rejected, nr_funcs, nr_rejected,
-		   (USE_SPLIT_PTE_PTLOCKS && !ALLOC_SPLIT_PTLOCKS) ?
-		   "struct-page" : "none", running);
-	for_each_possible_cpu(cpu) {
-		unmatched += per_cpu(pte_cpu, cpu).unmatched;
-		lost += per_cpu(pte_cpu, cpu).lost;
+	seq_puts(m, "mmlat_ptelock 2\n");
+	if (!ptelock) {
+		seq_puts(m, "param method=off\n");
+		return 0;
 	}
-	seq_printf(m, "total unmatched_unlock=%llu lost=%llu\n", unmatched,
-		   lost);
 	mutex_lock(&state_lock);
-	for (i = 0; i < nr_sites; i++) {
-		struct pte_site *s = &pte_sites[i];
+	seq_printf(m, "param clock=local_clock method=ftrace-caller functions=%d missing=%d ptl_filter=%s sub_bits=%d running=%d\n",
+		   nr_users, nr_missing,
+		   (USE_SPLIT_PTE_PTLOCKS && !ALLOC_SPLIT_PTLOCKS) ?
+		   "struct-page" : "none", SUB_BITS, READ_ONCE(mw_enabled));
+	for (i = 0; i < nr_users; i++)
+		seq_printf(m, "user %s size=%lu\n", users[i].name,
+			   users[i].end - users[i].start);
+	for_each_possible_cpu(cpu) {
+		struct pte_site *tab = &pte_sites[(size_t)cpu * MAX_SITES];
 
-		memset(t, 0, sizeof(*t));
-		for_each_possible_cpu(cpu) {
-			struct pte_stats *st = &pte_stats[cpu * nr_sites + i];
-
-			t->n += st->n;
-			t->total += st->total;
-			t->max = max(t->max, st->max);
-			t->nonptl += st->nonptl;
-			t->lost += st->lost;
-			t->discarded += st->discarded;
-			for (b = 0; b < NBUCKETS; b++)
-				t->hist[b] += st->hist[b];
+		nonptl += per_cpu(pte_cpu, cpu).nonptl;
+		overflow += per_cpu(pte_cpu, cpu).site_overflow;
+		for (i = 0; i < MAX_SITES; i++) {
+			holds += tab[i].n;
+			lost += tab[i].lost;
+			discarded += tab[i].discarded;
 		}
-		seq_printf(m, "site %s n=%llu total_ns=%llu max_ns=%llu nonptl=%llu lost=%llu discarded=%llu probed=%d optimized=%d at=%pS",
-			   s->lock ? "lock" : "unlock", t->n, t->total, t->max,
-			   t->nonptl, t->lost, t->discarded, s->probed,
-			   s->active ? kprobe_optimized(&s->kp) : s->optimized,
-			   s->where);
-		seq_puts(m, " buckets=");
-		for (b = 0; b < NBUCKETS; b++)
-			if (t->hist[b])
-				seq_printf(m, "%llu:%u,", bucket_lo(b), t->hist[b]);
-		seq_putc(m, '\n');
+	}
+	seq_printf(m, "total holds=%llu lost=%llu discarded=%llu nonptl=%llu site_overflow=%llu in_flight=%llu\n",
+		   holds, lost, discarded, nonptl, overflow, held_at_stop);
+	for_each_possible_cpu(cpu) {
+		struct pte_site *tab = &pte_sites[(size_t)cpu * MAX_SITES];
+
+		for (i = 0; i < MAX_SITES; i++) {
+			if (!tab[i].ret || site_seen(cpu, tab[i].ret))
+				continue;
+			sum_site_of(tab[i].ret);
+			seq_printf(m, "site lock n=%llu total_ns=%llu max_ns=%llu lost=%llu discarded=%llu at=%pS",
+				   sum_site.n, sum_site.total, sum_site.max,
+				   sum_site.lost, sum_site.discarded,
+				   (void *)tab[i].ret);
+			print_buckets(m, sum_hist);
+			seq_putc(m, '\n');
+		}
 	}
 	mutex_unlock(&state_lock);
 	return 0;
@@ -781,6 +987,7 @@ static ssize_t windows_write(struct file *file, const char __user *ubuf,
 			     size_t count, loff_t *ppos)
 {
 	char buf[8];
+	int ret = 0;
 
 	if (count >= sizeof(buf))
 		return -EINVAL;
@@ -788,22 +995,22 @@ static ssize_t windows_write(struct file *file, const char __user *ubuf,
 		return -EFAULT;
 	buf[count] = '\0';
 	if (!strcmp(strim(buf), "start"))
-		start_probes();
+		ret = start_recording();
 	else if (!strcmp(buf, "stop"))
-		stop_probes();
+		stop_recording();
 	else
 		return -EINVAL;
-	return count;
+	return ret ? ret : count;
 }
 
 static int windows_open(struct inode *inode, struct file *file)
 {
-	return single_open_size(file, windows_show, NULL, 1 << 16);
+	return single_open_size(file, windows_show, NULL, 1 << 22);
 }
 
 static int ptelock_open(struct inode *inode, struct file *file)
 {
-	return single_open_size(file, ptelock_show, NULL, 1 << 14);
+	return single_open_size(file, ptelock_show, NULL, 1 << 18);
 }
 
 static const struct proc_ops windows_ops = {
@@ -823,10 +1030,12 @@ static const struct proc_ops ptelock_ops = {
 
 static void free_all(void)
 {
+	ftrace_free_filter(&unlock_ops);
+	ftrace_free_filter(&lock_ops);
 	vfree(win_stats);
 	vfree(win_table);
-	vfree(pte_stats);
-	kfree(pte_sites);
+	vfree(pte_sites);
+	kfree(extra_sites);
 }
 
 static int __init mmlat_windows_init(void)
@@ -873,7 +1082,7 @@ static void __exit mmlat_windows_exit(void)
 {
 	remove_proc_entry("mmlat_ptelock", NULL);
 	remove_proc_entry("mmlat_windows", NULL);
-	stop_probes();
+	stop_recording();
 	free_all();
 }
 
