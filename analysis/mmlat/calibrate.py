@@ -143,8 +143,11 @@ def _snapshot(guest_dir, source, n):
 def snapshot_reading(before, after, kind):
     """The window module's reading of one injected window of `kind`: the
     change between two snapshots (from _snapshot) of every key of the
-    kind's calibration function.  Returns (reading_us or None, failure or
-    None): the key's count must have grown by exactly one."""
+    kind's calibration function.  Returns (reading_us, discarded, failure):
+    the key's count must have grown by exactly one; a PTE-lock hold the
+    module discarded instead (its task was preempted between the lock
+    call and the acquisition, which the module cannot time) is no reading
+    and no failure."""
     _, table, func = WINDOW_KEYS[kind]
     dn = dt = discarded = 0
     for key, k in after.items():
@@ -154,13 +157,15 @@ def snapshot_reading(before, after, kind):
         dn += k["n"] - old.get("n", 0)
         dt += k["total_ns"] - old.get("total_ns", 0)
         discarded += k.get("discarded", 0) - old.get("discarded", 0)
-    if dn == 1:
-        return dt / 1000.0, None
+    if dn == 1 and not discarded:
+        return dt / 1000.0, False, None
+    if dn == 0 and discarded == 1:
+        return None, True, None
     what = "%s key of %s" % (table, func)
-    if dn == 0:
-        return None, "the window module recorded no window (%s%s)" % (
-            what, ", %d hold discarded" % discarded if discarded else "")
-    return None, "the %s counted %d windows for one" % (what, dn)
+    if dn == 0 and not discarded:
+        return None, False, "the window module recorded no window (%s)" % what
+    return None, False, "the %s counted %d windows%s for one" % (
+        what, dn, " and %d discarded holds" % discarded if discarded else "")
 
 
 def _tracer_class(guest_dir, n):
@@ -213,7 +218,7 @@ def check_cell(guest_dir, requested):
         inside = rec["ns"] / 1000.0
         row = {"kind": kind, "requested_us": us, "inside_us": inside,
                "outer_us": max(inside, rec.get("outer_ns", rec["ns"]) / 1000.0),
-               "reading_us": None, "class": None}
+               "reading_us": None, "discarded": False, "class": None}
         rows.append(row)
         name = "window %d (%s %d us)" % (i, kind, us)
         if rec.get("type") != kind:
@@ -229,7 +234,8 @@ def check_cell(guest_dir, requested):
             elif snaps[table] is None:
                 err = "no snapshot before it"
             else:
-                row["reading_us"], err = snapshot_reading(snaps[table], now, kind)
+                row["reading_us"], row["discarded"], err = snapshot_reading(
+                    snaps[table], now, kind)
             snaps[table] = now
         elif source == "tracer":
             row["reading_us"] = rec["tracer_us"]
@@ -250,6 +256,8 @@ def check_cell(guest_dir, requested):
         if points:
             result["fits"][kind] = f = fit(points)
             failures += check_fit(kind, f)
+        elif source and any(r["kind"] == kind for r in rows):
+            failures.append("%s: no window of this kind was read" % kind)
 
     cyc = parse.parse_cyclictest_json(os.path.join(guest_dir, "cyclictest.json"))
     cyc_max = max(t["max"] for t in cyc["threads"].values())
@@ -284,6 +292,11 @@ def format_result(result):
                      "%.1f us)%s" % (kind, f["a"], f["b_us"], f["n"], f["max_residual_us"],
                                      "" if f["b_us"] <= B_GOAL_US else
                                      "  b above the %g us goal" % B_GOAL_US))
+    discarded = [r for r in result["windows"] if r["discarded"]]
+    if discarded:
+        lines.append("%d PTE-lock holds discarded by the window module (preempted before "
+                     "the lock was taken): %s" % (len(discarded), ", ".join(
+                         "%s %d us" % (r["kind"], r["requested_us"]) for r in discarded)))
     if result["cyclictest"]:
         lines.append("cyclictest max %d us (must be >= %.0f us)"
                      % (result["cyclictest"]["max_us"], result["cyclictest"]["floor_us"]))

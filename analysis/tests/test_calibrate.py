@@ -188,7 +188,8 @@ def _dumps(counters):
 
 def windows_cell(guest, request, a=1.0, b_ns=1200, extra=None):
     """A TRACE=windows calibration cell whose readings are a * inside + b;
-    extra(i, kind, counters) may tamper with window i's counters."""
+    extra(i, kind, counters, reading_ns) may tamper with window i's
+    counters."""
     (guest / "calib").mkdir(parents=True)
     shutil.copy(FIX / "cyclictest.json", guest / "cyclictest.json")
     counters = {k: dict(n=0, total=0, max=0, discarded=0)
@@ -219,7 +220,7 @@ def windows_cell(guest, request, a=1.0, b_ns=1200, extra=None):
             add(key, 40000 + 1000 * i)
             add(key, 9000)
         if extra:
-            extra(i, kind, counters)
+            extra(i, kind, counters, reading)
         snapshot(i)
     (guest / "calib.txt").write_text("\n".join(lines) + "\n")
     return guest
@@ -254,7 +255,7 @@ def test_windows_cell_with_a_slope_off_by_three_percent_fails(tmp_path):
 
 
 def test_two_windows_in_one_calibration_key_are_flagged(tmp_path):
-    def twice(i, kind, counters):
+    def twice(i, kind, counters, reading):
         if i == 7:      # the 50 us irq window of round one
             c = counters[CALIB_KEYS["irq"]]
             c["n"] += 1
@@ -267,20 +268,39 @@ def test_two_windows_in_one_calibration_key_are_flagged(tmp_path):
     assert result["fits"]["irq"]["n"] == 9
 
 
-def test_a_discarded_hold_is_named(tmp_path):
-    def discard(i, kind, counters):
-        if i == 4:      # ptl 10 us: counted as discarded, not as a hold
-            c = counters[CALIB_KEYS["ptl"]]
+def _discard(*windows):
+    """Tamper: the PTE-lock holds of these windows were discarded."""
+    def discard(i, kind, counters, reading):
+        if i in windows:
+            c = counters[CALIB_KEYS[kind]]
             c["n"] -= 1
+            c["total"] -= reading
             c["discarded"] += 1
-    guest = windows_cell(tmp_path / "guest", W_REQUEST, extra=discard)
+    return discard
+
+
+def test_a_discarded_hold_is_listed_not_failed(tmp_path):
+    # The window module discards a hold whose task was preempted between
+    # the lock call and the acquisition: no reading, and nothing broken.
+    guest = windows_cell(tmp_path / "guest", W_REQUEST, extra=_discard(4))
+    result, failures = calibrate.check_cell(str(guest), W_REQUEST)
+    assert failures == []
+    row = result["windows"][3]
+    assert (row["kind"], row["reading_us"], row["discarded"]) == ("ptl", None, True)
+    assert result["fits"]["ptl"]["n"] == 9
+    assert ("1 PTE-lock holds discarded by the window module (preempted before the lock "
+            "was taken): ptl 10 us") in calibrate.format_result(result)
+
+
+def test_a_kind_with_every_hold_discarded_fails(tmp_path):
+    nested = [i for i, (kind, _) in enumerate(W_REQUEST, 1) if kind == "ptl_nested"]
+    guest = windows_cell(tmp_path / "guest", W_REQUEST, extra=_discard(*nested))
     _, failures = calibrate.check_cell(str(guest), W_REQUEST)
-    assert failures == ["window 4 (ptl 10 us): the window module recorded no window "
-                        "(lock key of mmlat_calib_ptl_hold, 1 hold discarded)"]
+    assert failures == ["ptl_nested: no window of this kind was read"]
 
 
 def test_reading_beyond_the_time_around_the_window_fails(tmp_path):
-    def late(i, kind, counters):
+    def late(i, kind, counters, reading):
         if i == 13:     # spin 200 us read 5 us past its section
             counters[CALIB_KEYS["spin"]]["total"] += 2500 + 5000
     guest = windows_cell(tmp_path / "guest", W_REQUEST, extra=late)
