@@ -210,7 +210,8 @@ inject_calibration() {
 		kind=${w%%:*}
 		# The max tracers keep one global maximum: each window gets the
 		# matching tracer, reset just before it, so the reading and the
-		# trace belong to that window alone.
+		# trace are the injected window's unless the guest opened a
+		# longer one meanwhile (30 us windows lose to hrtimer windows).
 		if [ "$trace" = max ] || [ "$trace" = full ]; then
 			case $kind in
 			irq) echo irqsoff > $T/current_tracer ;;
