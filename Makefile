@@ -83,7 +83,7 @@ kernels: deps
 	@for v in $(VARIANTS); do bash bench/build.sh "$$v" build/config/bench || exit 1; done
 
 calibrate: deps
-	@WORKLOADS="$(CALIB_WORKLOADS)" DURATION=2 REPEAT=1 \
+	@WORKLOADS="$(CALIB_WORKLOADS)" CALIB_WORKLOADS="$(CALIB_WORKLOADS)" DURATION=2 REPEAT=1 \
 		CALIB="$(CALIB)" RUN_ID=calib-$(RUN_ID) bash bench/run-matrix.sh
 	@$(ANALYSIS) calibrate results/calib-$(RUN_ID)
 

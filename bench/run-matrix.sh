@@ -10,8 +10,8 @@
 # env: VARIANTS (specs), WORKLOADS, DURATION (guest s), REPEAT, ACCEL
 # (auto|kvm|tcg-icount|tcg-mt), SMP, RUN_ID, TRACE (full|max|windows|none:
 # the traced boots' instrumentation; none: clean boots only), CALIB
-# (windows injected in the traced idle boots), FLAVOR (bench|check), STRICT
-# (1: exit non-zero if any boot failed)
+# (windows injected in the traced boots of the CALIB_WORKLOADS, default
+# idle), FLAVOR (bench|check), STRICT (1: exit non-zero if any boot failed)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$MMLAT_ROOT/bench/variants.sh"
@@ -23,6 +23,7 @@ REPEAT=${REPEAT:-1}
 ACCEL=${ACCEL:-auto}
 TRACE=${TRACE:-windows}
 CALIB=${CALIB:-}
+CALIB_WORKLOADS=${CALIB_WORKLOADS:-idle}
 RUN_ID=${RUN_ID:-$(date +%Y%m%d-%H%M%S)}
 RESULTS_DIR=${RESULTS_DIR:-$MMLAT_ROOT/results}
 run=$RESULTS_DIR/$RUN_ID
@@ -148,8 +149,12 @@ for r in $(seq 1 "$REPEAT"); do
 				trace=none calib_arg=
 				if [ "$boot" = traced ]; then
 					trace=$TRACE
-					# Calibration needs a quiet guest: only idle cells inject.
-					[ -z "$CALIB" ] || [ "$w" != idle ] || calib_arg="mmlat.calib=$CALIB"
+					# Each injected window is read from the module's
+					# record of its own caller, so a workload may run
+					# beside it (make calibrate: idle and loaded).
+					case " $CALIB_WORKLOADS " in
+					*" $w "*) [ -z "$CALIB" ] || calib_arg="mmlat.calib=$CALIB" ;;
+					esac
 				fi
 				TIMEOUT=${CELL_TIMEOUT:-$((DURATION * 20 + 240))} \
 				bash "$MMLAT_ROOT/bench/qemu.sh" "$staging" "$KERNELS_DIR/$n" "$guest_dir/initrd-$n.cpio" \

@@ -377,8 +377,8 @@ struct pte_site {
 struct held {
 	spinlock_t *lock;
 	u64 ts;
-	u64 window;		/* the preempt-off window it must close in */
-	bool opened;		/* its acquisition opened that window */
+	u64 window;		/* nested: the preempt-off window it is in */
+	bool opened;		/* no window was open: its acquisition opens one */
 	struct pte_site *site;
 };
 
@@ -495,7 +495,7 @@ static void hold_begin(spinlock_t *lock, unsigned long ret)
 	h->site = site;
 	/* the lock is taken in this window, or disables preemption anew */
 	h->opened = !(w->active && w->gen == mw_gen);
-	h->window = h->opened ? w->seq + 1 : w->seq;
+	h->window = w->seq;
 	h->ts = local_clock();
 }
 
@@ -514,22 +514,28 @@ static void hold_end(spinlock_t *lock, u64 now)
 			continue;
 		st = h->site;
 		h->lock = NULL;
-		/*
-		 * A spinlock keeps preemption off: a hold that spans more than
-		 * one preempt-off window was preempted between the hook and
-		 * the acquisition, or pairs a stale lock with a later unlock.
-		 */
-		if (!w->active || w->gen != mw_gen || w->seq != h->window) {
+		if (!w->active || w->gen != mw_gen) {
 			st->discarded++;
 			return;
 		}
 		/*
+		 * A spinlock keeps preemption off from its acquisition to its
+		 * release, so the window open now is the one the acquisition
+		 * opened or was nested in.
+		 *
 		 * A hold that opened its window starts when the window did:
 		 * the preempt_disable tracepoint between the hook and the
 		 * acquisition is instrumentation, which a hold nested in an
-		 * open window does not pay.
+		 * open window does not pay.  An interrupt or a preemption
+		 * between the hook and the acquisition only delays that
+		 * window; a window older than the hook means a stale slot.
+		 * A nested hold must end in the window it began in.
 		 */
-		start = h->opened ? max(h->ts, w->ts) : h->ts;
+		if (h->opened ? w->ts < h->ts : w->seq != h->window) {
+			st->discarded++;
+			return;
+		}
+		start = h->opened ? w->ts : h->ts;
 		d = now - start;
 		st->n++;
 		st->total += d;
@@ -615,6 +621,7 @@ static int func_range(const char *name, unsigned long *start,
 	*start = (unsigned long)kp.addr;
 	unregister_kprobe(&kp);
 	sprint_symbol(buf, *start);
+	strreplace(buf, ' ', '\0');	/* a module's: "f+0x0/0x40 [mod]" */
 	slash = strrchr(buf, '/');
 	if (!slash || kstrtoul(slash + 1, 16, size))
 		return -EINVAL;
@@ -680,7 +687,7 @@ static int pte_init(void)
 	return pte_sites ? 0 : -ENOMEM;
 }
 
-static int hook(struct ftrace_ops *ops, const char *func)
+static int hook_function(struct ftrace_ops *ops, const char *func)
 {
 	char buf[KSYM_NAME_LEN];
 	int ret;
@@ -724,10 +731,10 @@ static int register_probes(void)
 	}
 	if (!ptelock)
 		return 0;
-	ret = hook(&lock_ops, "_raw_spin_lock");
+	ret = hook_function(&lock_ops, "_raw_spin_lock");
 	if (ret)
 		goto err_tp;
-	ret = hook(&unlock_ops, "_raw_spin_unlock");
+	ret = hook_function(&unlock_ops, "_raw_spin_unlock");
 	if (ret)
 		goto err_lock;
 	return 0;
