@@ -24,8 +24,17 @@ CALIB = calibrate.parse_request("preempt/irq/spin/ptl/ptl_nested:30/300/3000")
 
 # The traced munmap boot must keep at least this fraction of the clean
 # boot's throughput: below it the instrumentation, not the kernel, sets
-# what the traced boot shows. measured: TODO
-FLOOR = 0.1
+# what the traced boot shows. Measured on mainline, 3 s, tcg-icount:
+# 12 of 20 ops (0.60); fork 228 of 291 (0.78). Before preemptirq-trace
+# and the ftrace lock hooks it was 4 of 20 (0.20). The floor leaves room
+# for one operation either way.
+FLOOR = 0.45
+# Bounds on what the window module may miss (issue: clean measurement):
+# irq enables without a recorded disable, and PTE-lock holds discarded
+# (not inside one preempt-off window) or lost (unlock never seen).
+MAX_UNMATCHED = 0.001
+MAX_DISCARDED = 0.01
+MAX_LOST = 0.001
 
 
 @pytest.fixture(scope="module")
@@ -88,6 +97,13 @@ def test_traced_munmap_boot_has_windows_and_pte_lock_holds(run_dir):
     zap = [x for x in pte["sites"] if x["func"] == "unmap_page_range"]
     assert zap and sum(x["n"] for x in zap) > 0
     assert 0 < max(x["max_ns"] for x in zap) <= preempt["max_ns"]
+    for kind, k in win["kinds"].items():
+        assert k["unmatched"] <= MAX_UNMATCHED * k["n"], (kind, k["unmatched"], k["n"])
+        assert k["nested_begin"] <= MAX_UNMATCHED * k["n"], (kind, k["nested_begin"], k["n"])
+    holds = pte["totals"]["holds"]
+    assert holds > 1000
+    assert pte["totals"]["discarded"] <= MAX_DISCARDED * holds, pte["totals"]
+    assert pte["totals"]["lost"] <= MAX_LOST * holds, pte["totals"]
     assert parse.parse_workload(guest / "workload.txt")[0]["ops"] > 0
 
 
