@@ -59,7 +59,8 @@ def test_resolution_and_attribution_real():
 
 def test_load_real_cell(tmp_path):
     run = tmp_path / "run"
-    cg = run / "cells" / "mainline" / "munmap" / "r1" / "guest"
+    # a TRACE=full cell: its traced boot has cyclictest, windows and tracer
+    cg = run / "cells" / "mainline" / "munmap" / "traced" / "r1" / "guest"
     (cg / "windows").mkdir(parents=True)
     (cg / "tracer").mkdir()
     (run / "kernels" / "mainline").mkdir(parents=True)
@@ -72,7 +73,9 @@ def test_load_real_cell(tmp_path):
         shutil.copy(g(f), cg / "tracer")
     (cg.parent / "cell.json").write_text('{"status": "ok", "accel": "tcg-icount"}')
     r = load.load_run(str(run))
+    assert len(r["cells"]) == 1
     c = r["cells"][0]
+    assert c["boot"] == "traced" and c["repeat"] == 1 and c["status"] == "ok"
     assert c["cyclictest"]["max"] == 54436 and c["lat_hist"][54436] == 3
     po = c["windows"]["preemptoff"]
     assert sum(po["hist"].values()) == 403418 and max(po["hist"]) == 14799
