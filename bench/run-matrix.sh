@@ -11,7 +11,10 @@
 # (auto|kvm|tcg-icount|tcg-mt), SMP, RUN_ID, TRACE (full|max|windows|none:
 # the traced boots' instrumentation; none: clean boots only), CALIB
 # (windows injected in the traced boots of the CALIB_WORKLOADS, default
-# idle), FLAVOR (bench|check), STRICT (1: exit non-zero if any boot failed)
+# idle; the word "calib" there is one traced calibration boot of the idle
+# job per variant, cells/<variant>/calib/traced/r1, outside the workloads
+# the report compares: make bench), FLAVOR (bench|check), STRICT (1: exit
+# non-zero if any boot failed)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$MMLAT_ROOT/bench/variants.sh"
@@ -35,6 +38,9 @@ boots=(clean)
 # Calibration is read through the tracer, which only traced boots have.
 [ -z "$CALIB" ] || [ "$TRACE" != none ] ||
 	die "CALIB needs traced boots: TRACE=none runs clean boots only"
+case " $(echo $WORKLOADS) " in
+*" calib "*) die "calib is the calibration boot (CALIB_WORKLOADS=calib), not a workload" ;;
+esac
 
 bash "$MMLAT_ROOT/bench/deps.sh"
 config_dir=$FLAVOR_CONFIG_DIR
@@ -90,6 +96,9 @@ if [ -f "$run/meta.json" ]; then
 		die "run $RUN_ID was measured with another kernel config; start a new RUN_ID rather than mixing configs"
 	grep -q "\"trace\": \"$TRACE\"" "$run/meta.json" ||
 		die "run $RUN_ID was measured with another TRACE; start a new RUN_ID rather than mixing instrumentations"
+	grep -q "\"calib\": \"$CALIB\"" "$run/meta.json" &&
+		grep -q "\"calib_workloads\": \"$(echo $CALIB_WORKLOADS)\"" "$run/meta.json" ||
+		die "run $RUN_ID was calibrated with another CALIB or CALIB_WORKLOADS; start a new RUN_ID"
 	log "resuming run $RUN_ID"
 else
 	for n in "${names[@]}"; do
@@ -110,6 +119,8 @@ else
   "icount_shift": $ICOUNT_SHIFT,
   "trace": "$TRACE",
   "boots": [${boots_json%,}],
+  "calib": "$CALIB",
+  "calib_workloads": "$(echo $CALIB_WORKLOADS)",
   "flavor": "$FLAVOR",
   "config_sha256": "$(cat "$config_dir/config.sha256")",
   "kernel_version": "$(make -s -C "$PRISTINE_TREE" kernelversion)",
@@ -126,42 +137,61 @@ JSON
 fi
 
 log "stage 4/4: boots ($ACCEL, $SMP vCPU, ${DURATION}s each, ${boots[*]} per cell) into ${run#$MMLAT_ROOT/}"
-total=$((${#names[@]} * $(echo $WORKLOADS | wc -w) * REPEAT * ${#boots[@]}))
-i=0 done_secs=0 done_boots=0 failed=0
+# Every boot of the run, "variant workload boot repeat", in the order they
+# run. The calibration boots go first, so that a broken measurement chain
+# shows in the first minutes rather than after the matrix.
+plan=()
+if [ -n "$CALIB" ]; then
+	case " $CALIB_WORKLOADS " in
+	*" calib "*) for n in "${names[@]}"; do plan+=("$n calib traced 1"); done ;;
+	esac
+fi
 for r in $(seq 1 "$REPEAT"); do
 	for w in $WORKLOADS; do
 		for n in "${names[@]}"; do
 			for boot in "${boots[@]}"; do
-				i=$((i + 1))
-				what=$n/$w/$boot/r$r
-				dest=$run/cells/$what
-				if [ -d "$dest" ]; then
-					log "boot $i/$total $what: already complete, skipped"
-					continue
-				fi
-				staging=$run/cells/$n/$w/$boot/.r$r.tmp
-				rm -rf "$staging"
-				mkdir -p "$staging"
-				remaining=?
-				[ $done_boots -eq 0 ] || remaining=$(( (total - i + 1) * done_secs / done_boots ))s
-				log "boot $i/$total $what (elapsed $(($(now) - t0))s, remaining ~$remaining)"
-				c0=$(now)
-				trace=none calib_arg=
-				if [ "$boot" = traced ]; then
-					trace=$TRACE
-					# Each injected window is read from the module's
-					# record of its own caller, so a workload may run
-					# beside it (make calibrate: idle and loaded).
-					case " $CALIB_WORKLOADS " in
-					*" $w "*) [ -z "$CALIB" ] || calib_arg="mmlat.calib=$CALIB" ;;
-					esac
-				fi
-				TIMEOUT=${CELL_TIMEOUT:-$((DURATION * 20 + 240))} \
-				bash "$MMLAT_ROOT/bench/qemu.sh" "$staging" "$KERNELS_DIR/$n" "$guest_dir/initrd-$n.cpio" \
-					"mmlat.workload=$w mmlat.duration=$DURATION mmlat.trace=$trace mmlat.seed=$r $calib_arg" ||
-					failed=$((failed + 1))
-				. "$staging/boot.env"
-				cat > "$staging/cell.json" <<JSON
+				plan+=("$n $w $boot $r")
+			done
+		done
+	done
+done
+total=${#plan[@]}
+i=0 done_secs=0 done_boots=0 failed=0
+for entry in "${plan[@]}"; do
+	read -r n w boot r <<< "$entry"
+	i=$((i + 1))
+	what=$n/$w/$boot/r$r
+	dest=$run/cells/$what
+	if [ -d "$dest" ]; then
+		log "boot $i/$total $what: already complete, skipped"
+		continue
+	fi
+	staging=$run/cells/$n/$w/$boot/.r$r.tmp
+	rm -rf "$staging"
+	mkdir -p "$staging"
+	remaining=?
+	[ $done_boots -eq 0 ] || remaining=$(( (total - i + 1) * done_secs / done_boots ))s
+	log "boot $i/$total $what (elapsed $(($(now) - t0))s, remaining ~$remaining)"
+	c0=$(now)
+	trace=none calib_arg= job=$w
+	if [ "$boot" = traced ]; then
+		trace=$TRACE
+		# Each injected window is read from the module's record of its
+		# own caller, so a workload may run beside it (make calibrate:
+		# idle and loaded).
+		case " $CALIB_WORKLOADS " in
+		*" $w "*) [ -z "$CALIB" ] || calib_arg="mmlat.calib=$CALIB" ;;
+		esac
+	fi
+	# The calibration boot's job is idle: it measures what the
+	# instrumentation adds to a window, not what a workload does.
+	[ "$w" != calib ] || job=idle
+	TIMEOUT=${CELL_TIMEOUT:-$((DURATION * 20 + 240))} \
+	bash "$MMLAT_ROOT/bench/qemu.sh" "$staging" "$KERNELS_DIR/$n" "$guest_dir/initrd-$n.cpio" \
+		"mmlat.workload=$job mmlat.duration=$DURATION mmlat.trace=$trace mmlat.seed=$r $calib_arg" ||
+		failed=$((failed + 1))
+	. "$staging/boot.env"
+	cat > "$staging/cell.json" <<JSON
 {
   "variant": "$n",
   "workload": "$w",
@@ -178,12 +208,9 @@ for r in $(seq 1 "$REPEAT"); do
   "qemu_cmdline": "$(sed 's/[\\"]/\\&/g' "$staging/qemu.cmdline")"
 }
 JSON
-				rm -f "$staging/boot.env" "$staging/qemu.cmdline"
-				mv "$staging" "$dest"
-				done_secs=$((done_secs + $(now) - c0)) done_boots=$((done_boots + 1))
-			done
-		done
-	done
+	rm -f "$staging/boot.env" "$staging/qemu.cmdline"
+	mv "$staging" "$dest"
+	done_secs=$((done_secs + $(now) - c0)) done_boots=$((done_boots + 1))
 done
 log "matrix done in $(($(now) - t0))s: $total boots, $failed failed, in ${run#$MMLAT_ROOT/}"
 [ "$FLAVOR" != bench ] || echo "$run" > "$RESULTS_DIR/.latest"

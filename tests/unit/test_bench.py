@@ -299,3 +299,61 @@ def test_matrix_strict_names_failed_boots(matrix):
     assert "4 of 16 boots failed" in proc.stderr
     assert "base/munmap/traced/r2: stub failure" in proc.stderr
     assert "clean/r2:" not in proc.stderr
+
+
+# make bench: CALIB_WORKLOADS=calib, one traced idle boot per variant with
+# the calibration injected, outside the workloads.
+def test_matrix_calibration_boot_per_variant_runs_first(matrix):
+    run_matrix, run = matrix
+    proc, boots = run_matrix(CALIB_WORKLOADS="calib")
+    assert proc.returncode == 0, proc.stderr
+    dirs = [line.split()[0] for line in boots]
+    assert dirs[:2] == ["t/cells/base/calib/traced/.r1.tmp", "t/cells/patch/calib/traced/.r1.tmp"]
+    assert len(dirs) == 2 + 2 * 2 * 2 * 2
+    for line in boots[:2]:
+        job = line.split()[1:]
+        assert "mmlat.workload=idle" in job and "mmlat.trace=windows" in job
+        assert "mmlat.calib=preempt:200" in job and "mmlat.seed=1" in job
+    # the workloads' boots, idle's included, carry no injected window
+    assert not any("mmlat.calib" in line for line in boots[2:])
+    assert sorted(p.relative_to(run).as_posix() for p in run.glob("cells/*/calib/*/*")) == [
+        "cells/base/calib/traced/r1", "cells/patch/calib/traced/r1"]
+    cell = json.loads((run / "cells/patch/calib/traced/r1/cell.json").read_text())
+    assert (cell["workload"], cell["boot"], cell["repeat"]) == ("calib", "traced", 1)
+    meta = json.loads((run / "meta.json").read_text())
+    assert (meta["calib"], meta["calib_workloads"]) == ("preempt:200", "calib")
+    assert "boot 2/18 patch/calib/traced/r1" in proc.stderr
+    assert "boot 18/18 patch/idle/traced/r2" in proc.stderr
+
+
+def test_matrix_resumes_calibration_boot(matrix):
+    run_matrix, run = matrix
+    assert run_matrix(CALIB_WORKLOADS="calib")[0].returncode == 0
+    shutil.rmtree(run / "cells/patch/calib/traced/r1")
+    proc, boots = run_matrix(CALIB_WORKLOADS="calib")
+    assert proc.returncode == 0, proc.stderr
+    assert [line.split()[0] for line in boots] == ["t/cells/patch/calib/traced/.r1.tmp"]
+    assert "boot 1/18 base/calib/traced/r1: already complete, skipped" in proc.stderr
+    assert "boot 3/18 base/munmap/clean/r1: already complete, skipped" in proc.stderr
+    # one run, one calibration
+    for env in (dict(CALIB_WORKLOADS="calib", CALIB="irq:100"), dict(CALIB_WORKLOADS="idle")):
+        proc, boots = run_matrix(**env)
+        assert proc.returncode != 0 and "another CALIB or CALIB_WORKLOADS" in proc.stderr, env
+        assert boots == []
+
+
+def test_matrix_empty_calib_has_no_calibration_boot(matrix):
+    run_matrix, run = matrix
+    proc, boots = run_matrix(CALIB_WORKLOADS="calib", CALIB="")
+    assert proc.returncode == 0, proc.stderr
+    assert len(boots) == 16 and not any("mmlat.calib" in line for line in boots)
+    assert not list(run.glob("cells/*/calib"))
+    assert json.loads((run / "meta.json").read_text())["calib"] == ""
+
+
+def test_matrix_refuses_calib_as_a_workload(matrix):
+    run_matrix, _ = matrix
+    proc, boots = run_matrix(WORKLOADS="munmap calib")
+    assert proc.returncode != 0 and "calib is the calibration boot" in proc.stderr
+    assert boots == []
+
