@@ -315,7 +315,8 @@ class SymbolMap:
 # guest/modules/mmlat_windows writes /proc/mmlat_windows and
 # /proc/mmlat_ptelock as `keyword k=v k=v ...` lines; symbols are already
 # resolved in the guest (%pS: "func+0x1a/0x200", module symbols followed by
-# " [module]", which is dropped here).
+# " [module]", which the k=v reader drops and sym_func ignores; a maxstack
+# frame keeps it).
 _KV = re.compile(r"(\w+)=(\S*)")
 
 
@@ -344,7 +345,10 @@ WINDOWS_FORMAT = 2
 
 
 def _check_version(line, what):
-    version = int(line.split()[1])
+    words = line.split()
+    if len(words) != 2 or not words[1].isdigit():
+        raise ValueError("%s header without a format number: %r" % (what, line))
+    version = int(words[1])
     if version != WINDOWS_FORMAT:
         raise ValueError("%s format %d, this analysis reads %d: re-run the cell "
                          "with this tree's guest module" % (what, version, WINDOWS_FORMAT))
@@ -417,23 +421,4 @@ def parse_ptelock(path_or_text, is_text=False):
             out["sites"].append(d)
     if out["version"] is None:
         raise ValueError("not an mmlat_ptelock dump")
-    return out
-
-
-def ns_hist_to_us(buckets, max_ns=None):
-    """{lo_ns: n} -> {us: n} keyed by each bucket's lower bound in whole
-    microseconds (so a percentile reads at most one bucket, 12.5 %, low).
-    With max_ns, one count of the top bucket moves to the exact max."""
-    out = {}
-    for lo, n in buckets.items():
-        if n:
-            out[lo // 1000] = out.get(lo // 1000, 0) + n
-    if max_ns is not None and out:
-        top = max(out)
-        mx = int(max_ns // 1000)
-        if mx > top:
-            out[top] -= 1
-            if not out[top]:
-                del out[top]
-            out[mx] = out.get(mx, 0) + 1
     return out

@@ -308,13 +308,6 @@ def test_module_symbol_with_module_suffix():
     assert s["buckets"] == {29696: 1} and s["max_ns"] == 30100
 
 
-def test_ns_hist_to_us():
-    assert parse.ns_hist_to_us({16384: 3, 18432: 2}) == {16: 3, 18: 2}
-    # the top count moves to the exact max
-    assert parse.ns_hist_to_us({16384: 3, 18432: 2}, 20100) == {16: 3, 18: 1, 20: 1}
-    assert parse.ns_hist_to_us({16384: 1}, 16900) == {16: 1}
-
-
 def test_pte_classes():
     for fn, cls in (("unmap_page_range", "pte-lock-zap"), ("copy_page_range", "pte-lock-fork"),
                     ("__handle_mm_fault", "pte-lock-other"),
