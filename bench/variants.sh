@@ -3,6 +3,12 @@
 # A variant spec is either a name declared in variants.conf or an ad-hoc
 # "name=dir[+dir...]" where each dir is a series directory (relative to
 # patches/, or a path).
+#
+# Every variant, declared or ad hoc, carries the instrumentation series
+# first, so that the variants of a run differ only by their own series:
+# patches/preemptirq-trace changes nothing until the preemptirq
+# tracepoints are on, and then keeps their cost out of the windows.
+INSTRUMENTATION_SERIES=${INSTRUMENTATION_SERIES-preemptirq-trace}
 
 # resolve_variant SPEC: sets VARIANT_NAME and VARIANT_SERIES (absolute dirs).
 resolve_variant() {
@@ -23,7 +29,7 @@ resolve_variant() {
 	case $VARIANT_NAME in
 	''|*[!A-Za-z0-9_.-]*) die "bad variant name '$VARIANT_NAME': use letters, digits, '.', '_' or '-'" ;;
 	esac
-	for d in $dirs; do
+	for d in $INSTRUMENTATION_SERIES $dirs; do
 		[ -d "$d" ] || d=$PATCHES_DIR/$d
 		[ -d "$d" ] || die "variant '$VARIANT_NAME': series directory '$d' does not exist"
 		[ -f "$d/series" ] || die "variant '$VARIANT_NAME': $d has no 'series' file"
