@@ -13,6 +13,10 @@ TRACERS = ("preemptoff", "irqsoff")
 # and PTE-lock holds from traced ones.
 BOOTS = ("clean", "traced")
 _REPEAT_DIR = re.compile(r"^r(\d+)$")
+# cells/<variant>/calib/ holds make bench's calibration boots (the idle job
+# with windows of known length injected, CALIB_WORKLOADS=calib): mmlat
+# calibrate reads them, and they are no workload of the report.
+CALIB_CELL = "calib"
 
 
 class UnreadableRun(ValueError):
@@ -317,7 +321,7 @@ def load_run(run_dir):
     for v in sorted(os.listdir(cdir)):
         for w in sorted(os.listdir(os.path.join(cdir, v))):
             wd = os.path.join(cdir, v, w)
-            if not os.path.isdir(wd):
+            if not os.path.isdir(wd) or w == CALIB_CELL:
                 continue
             if _repeat_dirs(wd):
                 raise UnreadableRun(

@@ -3,7 +3,7 @@ import json
 import os
 import statistics
 
-from . import load, ptelock, stats
+from . import calibrate, load, ptelock, stats
 
 TRACERS = load.TRACERS
 # Which boot kind each figure comes from: tracing changes what it
@@ -156,6 +156,25 @@ def _windows(bc, pc, n_resamples, conf, seed):
     return out
 
 
+def calibration(run, variants):
+    """What the header states of the run's calibration, from
+    <run>/calibration.json (mmlat calibrate): {"request": meta.json's CALIB,
+    "trace", "checked": whether calibration.json exists, and when it does
+    "ok", "fits": {variant: {workload: {kind: fit}}} of the compared
+    variants, "failures": ["<cell>: <message>", ...] of every cell}."""
+    out = {"request": run["meta"].get("calib"), "trace": run["meta"].get("trace"),
+           "checked": False}
+    try:
+        with open(os.path.join(run["dir"], "calibration.json"), encoding="utf-8") as f:
+            doc = json.load(f)
+    except FileNotFoundError:
+        return out
+    out.update(checked=True, ok=doc["ok"],
+               fits={v: doc["fits"].get(v, {}) for v in variants},
+               failures=["%s: %s" % (c["cell"], m) for c in doc["cells"] for m in c["failures"]])
+    return out
+
+
 def build(run, baseline=None, patched=None, n_resamples=2000, conf=0.95, seed=1):
     """summary.json: every figure the report and the plots show, each from
     the boot kind FIGURE_BOOT names."""
@@ -170,7 +189,8 @@ def build(run, baseline=None, patched=None, n_resamples=2000, conf=0.95, seed=1)
          "kernels": {v: run.get("kernels", {}).get(v, {}) for v in {baseline, patched} if v},
          "bootstrap": {"method": None, "n_resamples": n_resamples,
                        "conf": conf, "seed": seed},
-         "failed_cells": [], "workloads": {}}
+         "failed_cells": [], "workloads": {},
+         "calibration": calibration(run, [baseline] if aa else [baseline, patched])}
     for c in run["cells"]:
         if c["status"] != "ok":
             s["failed_cells"].append({"variant": c["variant"], "workload": c["workload"],
@@ -214,6 +234,41 @@ def build(run, baseline=None, patched=None, n_resamples=2000, conf=0.95, seed=1)
     return s
 
 
+# The calibration lines of the header: a label column, then b/a per kind.
+CALIB_LABEL_W = 25
+CALIB_COL_W = 11
+
+
+def calibration_lines(c):
+    """The header's calibration: per compared variant (and calibrated
+    workload) the per-window overhead b in us and the slope a of reading
+    = a * length + b per kind; FAILED with the first failure's reason; or
+    why there is none."""
+    if not c["checked"]:
+        if c["trace"] == "none":
+            return ["calibration: not calibrated (TRACE=none: no traced boots)"]
+        if not c["request"]:
+            return ["calibration: not calibrated (CALIB empty)"]
+        return ["calibration: not checked (no calibration.json: mmlat calibrate RUN)"]
+    L = []
+    if not c["ok"]:
+        L += ["calibration FAILED, %d failures in calibration.json, the first:"
+              % len(c["failures"]), "  " + c["failures"][0]]
+    L.append("calibration b us/slope a".ljust(CALIB_LABEL_W)
+             + "".join(k.rjust(CALIB_COL_W) for k in calibrate.KINDS))
+    for v, by_workload in c["fits"].items():
+        if not by_workload:
+            L.append("  %s: no calibration reading" % v)
+        for w, fits in sorted(by_workload.items()):
+            # the calibration boot (cells/<variant>/calib) runs the idle job
+            label = "  %s (%s)" % (v, "idle" if w == load.CALIB_CELL else w)
+            vals = ["-" if fits.get(k, {}).get("a") is None else
+                    "%.1f/%.3f" % (fits[k]["b_us"], fits[k]["a"]) for k in calibrate.KINDS]
+            L.append(label.ljust(CALIB_LABEL_W) + "".join(
+                " " + x.rjust(CALIB_COL_W - 1) for x in vals))
+    return L
+
+
 def _hdr(s):
     m = s["meta"]
     lines = ["mmlat report: %s vs %s%s" % (s["baseline"], s["patched"],
@@ -245,6 +300,7 @@ def _hdr(s):
     lines.append("accel: %s   duration: %s s   repeats: %s" % (
         g("accel"), g("duration_s", "duration"), g("repeat", "repeats")))
     lines.append("boots per cell: %s (TRACE=%s)" % (" + ".join(g("boots") or []), g("trace")))
+    lines.extend(calibration_lines(s["calibration"]))
     b = s["bootstrap"]
     lines.append("CI: %s bootstrap, %d resamples, %d%% conf, seed %d;"
                  % (b["method"], b["n_resamples"], round(b["conf"] * 100), b["seed"]))

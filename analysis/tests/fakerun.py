@@ -168,17 +168,20 @@ def _traced_guest(g, vi, shift, trace):
 
 def make_run(root, shift=0, repeats=3, accel=("tcg", "tcg"), seed=0, failed=True,
              variants=("baseline", "patched"), workloads=("munmap", "fork"),
-             trace="windows", even_shift=0):
+             trace="windows", even_shift=0, calib=""):
     """A fake run: cyclictest latencies of variant 1 shifted by shift us
     and those of even-numbered repeats by even_shift us (an A/A
     difference), repeats r1..r<repeats>, clean boots and, unless trace is "none",
     traced boots with windows from the module (trace "windows") or hist
     triggers ("full").  With failed, the last traced boot of the last
-    variant and workload failed."""
+    variant and workload failed.  With calib (meta.json's CALIB), each
+    variant also has make bench's calibration boot, cells/<v>/calib/traced/r1,
+    with a traced boot's data (calibration.json: write_calibration)."""
     rng = np.random.default_rng(seed)
     boots = ["clean"] + ([] if trace == "none" else ["traced"])
     meta = {"kernel_version": "6.1.0-test", "accel": accel[0], "config_sha256": "c0ffee",
             "duration_s": 30, "repeat": repeats, "trace": trace, "boots": boots,
+            "calib": calib, "calib_workloads": "calib",
             "series": {"baseline": ["pre-series"], "patched": ["pre-series", "mm-preempt-v10"]},
             "series_sha256": {"pre-series": "aa11", "mm-preempt-v10": "bb22"}}
     os.makedirs(root, exist_ok=True)
@@ -189,31 +192,52 @@ def make_run(root, shift=0, repeats=3, accel=("tcg", "tcg"), seed=0, failed=True
         os.makedirs(km, exist_ok=True)
         with open(os.path.join(km, "System.map"), "w") as f:
             f.write(SYSMAP)
-        for w in workloads:
-            for r in range(1, repeats + 1):
-                for boot in boots:
-                    cd = os.path.join(root, "cells", v, w, boot, "r%d" % r)
-                    g = os.path.join(cd, "guest")
-                    os.makedirs(g)
-                    cell = {"variant": v, "workload": w, "boot": boot, "repeat": r,
-                            "status": "ok", "accel": accel[vi], "config_sha256": "c0ffee"}
-                    if (failed and boot == boots[-1] and v == variants[-1]
-                            and w == workloads[-1] and r == repeats):
-                        cell = dict(cell, status="failed", cause="guest timed out after 600 s")
-                    with open(os.path.join(cd, "cell.json"), "w") as f:
-                        json.dump(cell, f)
-                    s = ((shift if vi == 1 else 0) + (even_shift if r % 2 == 0 else 0)
-                         + (TRACED_LATENCY_US if boot == "traced" else 0))
-                    a = np.clip(np.round(rng.gamma(4, 5, 4000) + s).astype(int), 0, 399)
-                    vals, cnt = np.unique(a, return_counts=True)
-                    with open(os.path.join(g, "cyclictest.hist"), "w") as f:
-                        f.write(_hist_file(dict(zip(vals.tolist(), cnt.tolist()))))
-                    ops = clean_ops(vi, r) if boot == "clean" else traced_ops(vi, r)
-                    with open(os.path.join(g, "workload.txt"), "w") as f:
-                        f.write("workload=%s duration_s=30 ops=3000 bytes=100 ops_per_s=%r\n"
-                                % (w, ops))
-                    if boot == "traced":
-                        _traced_guest(g, vi, shift, trace)
-                    with open(os.path.join(g, "status"), "w") as f:
-                        f.write("ok\n")
+        cells = [(w, boot, r) for w in workloads for r in range(1, repeats + 1)
+                 for boot in boots]
+        if calib:
+            cells.append(("calib", "traced", 1))
+        for w, boot, r in cells:
+            cd = os.path.join(root, "cells", v, w, boot, "r%d" % r)
+            g = os.path.join(cd, "guest")
+            os.makedirs(g)
+            cell = {"variant": v, "workload": w, "boot": boot, "repeat": r,
+                    "status": "ok", "accel": accel[vi], "config_sha256": "c0ffee"}
+            if (failed and boot == boots[-1] and v == variants[-1]
+                    and w == workloads[-1] and r == repeats):
+                cell = dict(cell, status="failed", cause="guest timed out after 600 s")
+            with open(os.path.join(cd, "cell.json"), "w") as f:
+                json.dump(cell, f)
+            s = ((shift if vi == 1 else 0) + (even_shift if r % 2 == 0 else 0)
+                 + (TRACED_LATENCY_US if boot == "traced" else 0))
+            a = np.clip(np.round(rng.gamma(4, 5, 4000) + s).astype(int), 0, 399)
+            vals, cnt = np.unique(a, return_counts=True)
+            with open(os.path.join(g, "cyclictest.hist"), "w") as f:
+                f.write(_hist_file(dict(zip(vals.tolist(), cnt.tolist()))))
+            ops = clean_ops(vi, r) if boot == "clean" else traced_ops(vi, r)
+            with open(os.path.join(g, "workload.txt"), "w") as f:
+                f.write("workload=%s duration_s=30 ops=3000 bytes=100 ops_per_s=%r\n"
+                        % (w, ops))
+            if boot == "traced":
+                _traced_guest(g, vi, shift, trace)
+            with open(os.path.join(g, "status"), "w") as f:
+                f.write("ok\n")
     return root
+
+
+def write_calibration(root, fits, failures=None):
+    """<root>/calibration.json as mmlat calibrate writes it: fits as
+    {variant: {workload: {kind: (a, b_us)}}}; failures {cell: [message]}
+    (any makes it not ok)."""
+    failures = failures or {}
+    cells = sorted({"%s/%s/traced/r1" % (v, w) for v, ws in fits.items() for w in ws}
+                   | set(failures))
+    doc = {"ok": not any(failures.values()), "a_tolerance": 0.01, "b_goal_us": 2.0,
+           "b_limit_us": 20.0,
+           "fits": {v: {w: {k: {"a": a, "b_us": b, "n": 4, "max_residual_us": 0.1}
+                            for k, (a, b) in kinds.items()}
+                        for w, kinds in ws.items()}
+                    for v, ws in fits.items()},
+           "cells": [{"cell": c, "failures": failures.get(c, []),
+                      "ok": not failures.get(c)} for c in cells]}
+    with open(os.path.join(root, "calibration.json"), "w") as f:
+        json.dump(doc, f)

@@ -11,6 +11,9 @@ from pathlib import Path
 import pytest
 
 from mmlat import calibrate
+from mmlat.__main__ import main
+
+from fakerun import make_run
 
 FIX = Path(__file__).parent / "fixtures" / "calib-6.1-tcg"
 REQUEST = calibrate.parse_request("preempt:200/1000/5000,irq:200/1000/5000")
@@ -360,3 +363,26 @@ def test_run_with_a_failed_calibration_cell_fails(tmp_path, capsys):
 def test_run_without_calibration_cells(tmp_path):
     (tmp_path / "cells").mkdir()
     assert calibrate.check_run(str(tmp_path)) == 2
+
+
+def test_bench_calibration_boots_reach_the_report_header(tmp_path, capsys):
+    # make bench: a fake run whose calibration boots (cells/<v>/calib) hold
+    # window-module snapshots with a known overhead per variant; mmlat
+    # calibrate fits it, and the report's header states it.
+    request = "preempt/irq/spin/ptl/ptl_nested:10/100/1000/5000"
+    run = Path(make_run(str(tmp_path / "run"), repeats=1, failed=False, calib=request))
+    for variant, b_ns in (("baseline", 900), ("patched", 2400)):
+        root = run / "cells" / variant / "calib" / "traced" / "r1"
+        shutil.rmtree(root / "guest")
+        guest = windows_cell(root / "guest", calibrate.parse_request(request), b_ns=b_ns)
+        (guest / "job.env").write_text("workload=idle\ntrace=windows\ncalib=%s\n" % request)
+    assert calibrate.check_run(str(run)) == 0
+    doc = json.loads((run / "calibration.json").read_text())
+    assert [c["cell"] for c in doc["cells"]] == ["baseline/calib/traced/r1",
+                                                 "patched/calib/traced/r1"]
+    assert doc["fits"]["patched"]["calib"]["ptl"]["b_us"] == pytest.approx(2.4, abs=1e-3)
+    assert main(["report", str(run), "--no-plots", "--resamples", "20"]) == 0
+    txt = (run / "report" / "report.txt").read_text()
+    assert re.search(r"^  baseline \(idle\) +(0\.9/1\.000 +){4}0\.9/1\.000$", txt, re.M)
+    assert re.search(r"^  patched \(idle\) +(2\.4/1\.000 +){4}2\.4/1\.000$", txt, re.M)
+    assert "== calib" not in txt and "FAILED" not in txt

@@ -327,3 +327,96 @@ def test_tracer_counters_sum_and_rates():
     assert c.rates() == {"unmatched": 1 / 400, "nested_begin": 4 / 400, "overflow": 2 / 400,
                          "ptelock_discarded": 3 / 10, "ptelock_lost": 1 / 10}
     assert load.TracerCounters().rates()["unmatched"] is None
+
+
+# ------------------------------------------- calibration in the header
+
+CALIB = "preempt/irq/spin/ptl/ptl_nested:10/100/1000/5000"
+# (a, b_us) per kind: the b of each kind differs, and a of patched's ptl.
+FITS = {"baseline": {"calib": {"preempt": (1.0002, 1.23), "irq": (0.9998, 0.81),
+                               "spin": (1.0, 1.5), "ptl": (1.0011, 2.46),
+                               "ptl_nested": (1.0, 2.5)}},
+        "patched": {"calib": {"preempt": (1.0, 1.31), "irq": (1.0, 0.9), "spin": (1.0, 1.44),
+                              "ptl": (0.9931, 3.07), "ptl_nested": (1.0004, 12.96)}}}
+CALIB_HEAD = ("calibration b us/slope a     preempt        irq       spin        ptl"
+              " ptl_nested")
+
+
+@pytest.fixture
+def calib_run(tmp_path):
+    return make_run(str(tmp_path / "calib"), repeats=2, failed=False, calib=CALIB)
+
+
+def header(run_dir):
+    """The header of report.txt (up to the first blank line), rendered from
+    summary.json as written."""
+    assert main(["report", run_dir, "--no-plots", "--resamples", "20"]) == 0
+    with open(os.path.join(run_dir, "report", "summary.json")) as f:
+        s = json.load(f)
+    txt = report.render_txt(s)
+    with open(os.path.join(run_dir, "report", "report.txt")) as f:
+        assert f.read() == txt
+    with open(os.path.join(run_dir, "report", "report.md")) as f:
+        assert txt.rstrip() in f.read()
+    return txt.split("\n\n")[0].splitlines()
+
+
+def test_calibration_boots_are_no_workload(calib_run):
+    assert os.path.isdir(os.path.join(calib_run, "cells", "patched", "calib", "traced", "r1"))
+    run = load.load_run(calib_run)
+    assert load.workloads(run) == ["fork", "munmap"]
+    assert {c["workload"] for c in run["cells"]} == {"fork", "munmap"}
+    s = report.build(run, n_resamples=20)
+    assert list(s["workloads"]) == ["fork", "munmap"]
+    assert "calib" not in report.summary_table(run)
+
+
+def test_header_states_b_and_a_per_variant_and_kind(calib_run):
+    fakerun.write_calibration(calib_run, FITS)
+    lines = header(calib_run)
+    i = lines.index(CALIB_HEAD)
+    assert lines[i:i + 3] == [
+        CALIB_HEAD,
+        "  baseline (idle)          1.2/1.000  0.8/1.000  1.5/1.000  2.5/1.001  2.5/1.000",
+        "  patched (idle)           1.3/1.000  0.9/1.000  1.4/1.000  3.1/0.993 13.0/1.000"]
+    assert not any("calibration" in l for l in lines[:i] + lines[i + 3:])
+    assert all(len(l) <= 80 for l in lines)
+
+
+def test_header_names_each_calibrated_workload_and_missing_kinds(calib_run):
+    # make calibrate's runs: windows injected into idle and munmap's traced
+    # boots; a request of two kinds leaves the others without a fit
+    fakerun.write_calibration(calib_run, {
+        "baseline": {"idle": {"preempt": (1.0, 1.0)}, "munmap": {"preempt": (1.0, 4.0)}},
+        "patched": {"idle": {"irq": (1.0, 2.0)}}})
+    lines = header(calib_run)
+    i = lines.index(CALIB_HEAD)
+    assert [l.split() for l in lines[i + 1:i + 4]] == [
+        ["baseline", "(idle)", "1.0/1.000", "-", "-", "-", "-"],
+        ["baseline", "(munmap)", "4.0/1.000", "-", "-", "-", "-"],
+        ["patched", "(idle)", "-", "2.0/1.000", "-", "-", "-"]]
+
+
+def test_failed_calibration_is_in_the_header_with_its_reason(calib_run):
+    fits = {"baseline": FITS["baseline"]}
+    fakerun.write_calibration(calib_run, fits, failures={
+        "patched/calib/traced/r1": ["the cell failed: guest panicked"],
+        "baseline/calib/traced/r1": ["ptl: 31.0 us added to every window (b)"]})
+    lines = header(calib_run)
+    i = lines.index(CALIB_HEAD)
+    assert lines[i - 2:i] == [
+        "calibration FAILED, 2 failures in calibration.json, the first:",
+        "  baseline/calib/traced/r1: ptl: 31.0 us added to every window (b)"]
+    assert lines[i + 2] == "  patched: no calibration reading"
+
+
+@pytest.mark.parametrize("calib, trace, line", [
+    ("", "windows", "calibration: not calibrated (CALIB empty)"),
+    ("", "none", "calibration: not calibrated (TRACE=none: no traced boots)"),
+    (CALIB, "windows",
+     "calibration: not checked (no calibration.json: mmlat calibrate RUN)"),
+])
+def test_header_says_why_there_is_no_calibration(tmp_path, calib, trace, line):
+    r = make_run(str(tmp_path / "r"), repeats=2, failed=False, calib=calib, trace=trace)
+    lines = header(r)
+    assert [l for l in lines if l.startswith("calibration")] == [line]
