@@ -16,9 +16,16 @@ ifeq ($(origin RUN_ID),undefined)
 RUN_ID    := $(shell date +%Y%m%d-%H%M%S)
 endif
 RUN       ?= $(shell cat results/.latest 2>/dev/null)
-# Calibration: windows of known length, every kind, 10 us to 5 ms, 3 rounds,
-# injected into each of $(VARIANTS), idle and under a workload.
-CALIB           ?= preempt/irq/spin/ptl/ptl_nested:10/20/50/100/200/500/1000/2000/5000x3
+# Calibration: windows of known length (KIND[/KIND...]:US[/US...][xROUNDS]).
+# make bench: every kind at four lengths spanning the range, in one traced
+# idle boot per variant (about 25 s each), for the b and a its report
+# states; none under TRACE=none, which has no traced boots. make calibrate:
+# 10 us to 5 ms, 3 rounds, into each of $(VARIANTS) idle and under a
+# workload (CALIB_WORKLOADS).
+CALIB_BENCH     = $(if $(filter none,$(TRACE)),,preempt/irq/spin/ptl/ptl_nested:10/100/1000/5000)
+CALIB_CALIBRATE = preempt/irq/spin/ptl/ptl_nested:10/20/50/100/200/500/1000/2000/5000x3
+bench: CALIB ?= $(CALIB_BENCH)
+calibrate: CALIB ?= $(CALIB_CALIBRATE)
 CALIB_WORKLOADS ?= idle munmap
 # Safety boots: the debug-config kernels under every workload.
 CHECK_VARIANTS  ?= mainline baseline patched
@@ -32,6 +39,11 @@ ifneq ($(SMP),)
 export SMP
 endif
 ANALYSIS = PYTHONPATH=analysis $(PYTHON) -m mmlat
+# The calibration check of run $(1) into its calibration.json, whose b and a
+# the report's header states. Neither stops the report: a failed check
+# (exit 1) shows there as FAILED with its reason, and a run without
+# calibration boots (exit 2: CALIB empty, TRACE=none) as not calibrated.
+calibration_check = $(ANALYSIS) calibrate "$(1)" || true
 
 .PHONY: help deps bench kernels guest report compare calibrate check-kernels test \
 	test-unit test-integration clean distclean
@@ -40,12 +52,14 @@ help:
 	@echo 'mmlat — compare scheduling latency and preempt-off windows of two 6.1 kernels'
 	@echo
 	@echo '  make bench      build $$(VARIANTS), boot each per workload clean and traced,'
-	@echo '                 measure, report'
+	@echo '                 and once idle with $$(CALIB) injected; measure, check the'
+	@echo '                 calibration (calibration.json), report (b and a in its header)'
 	@echo '  make test       unit tests; build and boot mainline and check its data and'
 	@echo '                 calibration; then make check-kernels'
 	@echo '  make kernels    build the kernels of $$(VARIANTS) only'
 	@echo '  make guest      build the guest initramfs only'
-	@echo '  make report     (re)write the report of RUN=results/<id> (default: latest)'
+	@echo '  make report     (re)check the calibration and (re)write the report of'
+	@echo '                 RUN=results/<id> (default: latest)'
 	@echo '  make compare    exit non-zero if PATCHED is significantly worse in RUN'
 	@echo '  make calibrate  inject $$(CALIB) windows into each of $$(VARIANTS) under'
 	@echo '                 $$(CALIB_WORKLOADS); check that the window module (TRACE=max: the'
@@ -65,8 +79,11 @@ help:
 	@echo '  TRACE=$(TRACE) (windows max full: a clean boot, for latency and throughput,'
 	@echo '                 and a traced boot, for windows, per cell; none: clean boots'
 	@echo '                 only, latency only) RUN_ID=<new timestamp> RUN=$(RUN)'
-	@echo '  CALIB_WORKLOADS="$(CALIB_WORKLOADS)" CALIB=$(CALIB)'
-	@echo '                 (KIND[/KIND...]:US[/US...][xROUNDS],...: preempt irq spin ptl ptl_nested)'
+	@echo '  CALIB=$(if $(filter undefined,$(origin CALIB)),<per target>,"$(CALIB)") (windows injected: KIND[/KIND...]:US[/US...][xROUNDS],...'
+	@echo '                 of preempt irq spin ptl ptl_nested; empty: none), by default'
+	@echo '                 make bench: $(if $(CALIB_BENCH),one idle boot per variant with $(CALIB_BENCH),none (TRACE=none))'
+	@echo '                 make calibrate: $(CALIB_CALIBRATE)'
+	@echo '  CALIB_WORKLOADS="$(CALIB_WORKLOADS)" (make calibrate)'
 	@echo '  CHECK_VARIANTS="$(CHECK_VARIANTS)" CHECK_WORKLOADS="$(CHECK_WORKLOADS)"'
 	@echo '  CHECK_DURATION=$(CHECK_DURATION)'
 
@@ -74,8 +91,9 @@ deps:
 	@bash bench/deps.sh
 
 bench:
-	@bash bench/run-matrix.sh
+	@CALIB="$(CALIB)" CALIB_WORKLOADS=calib bash bench/run-matrix.sh
 	@$(ANALYSIS) summary "$$(cat results/.latest)"
+	@$(call calibration_check,$$(cat results/.latest))
 	@$(ANALYSIS) report "$$(cat results/.latest)" --baseline $(BASELINE) --patched $(PATCHED)
 
 kernels: deps
@@ -98,6 +116,7 @@ guest: deps
 report:
 	@test -n "$(RUN)" || { echo 'mmlat: error: no run: give RUN=results/<id>' >&2; exit 1; }
 	@$(ANALYSIS) summary "$(RUN)"
+	@$(call calibration_check,$(RUN))
 	@$(ANALYSIS) report "$(RUN)" --baseline $(BASELINE) --patched $(PATCHED)
 
 compare:

@@ -94,7 +94,7 @@ def fake_env(tmp_path):
     conf = tmp_path / "variants.conf"
     conf.write_text("mainline:\ngood: good\nboth: good bad\n")
     env = {"BUILD_DIR": str(build), "PATCHES_DIR": str(patches),
-           "VARIANTS_CONF": str(conf)}
+           "VARIANTS_CONF": str(conf), "INSTRUMENTATION_SERIES": ""}
     return env, pristine
 
 
@@ -224,6 +224,7 @@ def matrix(tmp_path):
     conf.write_text("base:\npatch:\n")
     results = tmp_path / "results"
     base_env = {"BUILD_DIR": str(build), "VARIANTS_CONF": str(conf),
+                "INSTRUMENTATION_SERIES": "",
                 "RESULTS_DIR": str(results), "MMLAT_RESULTS": str(results),
                 "RUN_ID": "t", "VARIANTS": "base patch", "WORKLOADS": "munmap idle",
                 "REPEAT": "2", "DURATION": "1", "ACCEL": "tcg-icount",
@@ -357,3 +358,37 @@ def test_matrix_refuses_calib_as_a_workload(matrix):
     assert proc.returncode != 0 and "calib is the calibration boot" in proc.stderr
     assert boots == []
 
+
+def make_dry(*args):
+    """The commands make would run (make -n), with none of the knobs
+    taken from this environment."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("CALIB", "CALIB_WORKLOADS", "TRACE", "MAKEFLAGS")}
+    proc = subprocess.run(["make", "-n", "--no-print-directory", *args], cwd=ROOT,
+                          env=env, text=True, capture_output=True, check=True)
+    return proc.stdout.splitlines()
+
+
+@pytest.mark.parametrize("args, calib", [
+    ((), "preempt/irq/spin/ptl/ptl_nested:10/100/1000/5000"),
+    (("CALIB=",), ""),
+    (("TRACE=none",), ""),
+    (("CALIB=irq:50/500",), "irq:50/500"),
+])
+def test_make_bench_calibrates_in_its_own_boot_then_checks_before_the_report(args, calib):
+    lines = make_dry("bench", *args)
+    assert lines[0] == 'CALIB="%s" CALIB_WORKLOADS=calib bash bench/run-matrix.sh' % calib
+    steps = [line.split(" -m mmlat ")[1].split()[0] for line in lines[1:]]
+    assert steps == ["summary", "calibrate", "report"]
+    # a failed calibration does not stop the report: its header says so
+    assert lines[2].endswith("|| true")
+
+
+def test_make_report_checks_the_calibration_and_calibrate_keeps_its_defaults():
+    lines = make_dry("report", "RUN=results/x")
+    assert [line.split(" -m mmlat ")[1] for line in lines if " -m mmlat " in line] == [
+        'summary "results/x"', 'calibrate "results/x" || true',
+        'report "results/x" --baseline baseline --patched patched']
+    cal = " ".join(make_dry("calibrate", "RUN_ID=x"))
+    assert 'CALIB_WORKLOADS="idle munmap"' in cal
+    assert 'CALIB="preempt/irq/spin/ptl/ptl_nested:10/20/50/100/200/500/1000/2000/5000x3"' in cal
