@@ -384,6 +384,7 @@ struct held {
 
 struct pte_cpu {
 	struct held held[HELD_SLOTS];
+	unsigned int nr_held;	/* slots in use: most unlocks find none */
 	u64 nonptl;		/* lock calls from a user on no PTE lock */
 	u64 site_overflow;	/* holds from a site the table had no room for */
 };
@@ -491,6 +492,8 @@ static void hold_begin(spinlock_t *lock, unsigned long ret)
 		h = &pc->held[0];
 	if (h->lock)
 		h->site->lost++;
+	else
+		pc->nr_held++;
 	h->lock = lock;
 	h->site = site;
 	/* the lock is taken in this window, or disables preemption anew */
@@ -514,6 +517,7 @@ static void hold_end(spinlock_t *lock, u64 now)
 			continue;
 		st = h->site;
 		h->lock = NULL;
+		pc->nr_held--;
 		if (!w->active || w->gen != mw_gen) {
 			st->discarded++;
 			return;
@@ -576,11 +580,18 @@ static void notrace mw_unlock_hook(unsigned long ip, unsigned long parent_ip,
 				   struct ftrace_ops *op,
 				   struct ftrace_regs *fregs)
 {
-	u64 now = local_clock();
 	unsigned long flags;
+	u64 now;
 
-	if (!READ_ONCE(mw_enabled) || in_nmi())
+	/*
+	 * Called with preemption off (a spinlock is held) and inside the
+	 * window that lock keeps open: return before reading the clock
+	 * unless a PTE-lock hold is open on this CPU.
+	 */
+	if (!READ_ONCE(mw_enabled) || in_nmi() ||
+	    !this_cpu_read(pte_cpu.nr_held))
 		return;
+	now = local_clock();
 	raw_local_irq_save(flags);
 	hold_end((spinlock_t *)fregs->regs.di, now);
 	raw_local_irq_restore(flags);
