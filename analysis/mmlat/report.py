@@ -2,6 +2,7 @@
 import json
 import os
 import statistics
+import textwrap
 
 from . import calibrate, load, ptelock, stats
 
@@ -252,8 +253,12 @@ def calibration_lines(c):
         return ["calibration: not checked (no calibration.json: mmlat calibrate RUN)"]
     L = []
     if not c["ok"]:
-        L += ["calibration FAILED, %d failures in calibration.json, the first:"
-              % len(c["failures"]), "  " + c["failures"][0]]
+        n = len(c["failures"])
+        L.append("calibration FAILED, %d failure%s in calibration.json, the first:"
+                 % (n, "" if n == 1 else "s"))
+        # wrapped, not cut at 80 columns: the reason is the point
+        L += textwrap.wrap(c["failures"][0], 78, initial_indent="  ",
+                           subsequent_indent="    ", break_on_hyphens=False)
     L.append("calibration b us/slope a".ljust(CALIB_LABEL_W)
              + "".join(k.rjust(CALIB_COL_W) for k in calibrate.KINDS))
     for v, by_workload in c["fits"].items():

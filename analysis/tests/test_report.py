@@ -410,6 +410,19 @@ def test_failed_calibration_is_in_the_header_with_its_reason(calib_run):
     assert lines[i + 2] == "  patched: no calibration reading"
 
 
+def test_a_long_calibration_failure_is_wrapped_not_cut(calib_run):
+    why = ("window 7 (irq 100 us): the irq key of mmlat_calib_irq_window counted "
+           "2 windows for one")
+    fakerun.write_calibration(calib_run, FITS, failures={"patched/calib/traced/r1": [why]})
+    lines = header(calib_run)
+    i = lines.index(CALIB_HEAD)
+    assert lines[i - 3] == "calibration FAILED, 1 failure in calibration.json, the first:"
+    assert lines[i - 2].startswith("  patched/calib/traced/r1: window 7")
+    assert lines[i - 1].startswith("    ")
+    assert " ".join(l.strip() for l in lines[i - 2:i]) == "patched/calib/traced/r1: " + why
+    assert all(len(l) <= 80 for l in lines)
+
+
 @pytest.mark.parametrize("calib, trace, line", [
     ("", "windows", "calibration: not calibrated (CALIB empty)"),
     ("", "none", "calibration: not calibrated (TRACE=none: no traced boots)"),
