@@ -160,11 +160,12 @@ def _windows(bc, pc, n_resamples, conf, seed):
 def calibration(run, variants):
     """What the header states of the run's calibration, from
     <run>/calibration.json (mmlat calibrate): {"request": meta.json's CALIB,
-    "trace", "checked": whether calibration.json exists, and when it does
-    "ok", "fits": {variant: {workload: {kind: fit}}} of the compared
+    "trace", "variants": the compared ones, baseline first (summary.json
+    sorts keys), "checked": whether calibration.json exists, and when it
+    does "ok", "fits": {variant: {workload: {kind: fit}}} of the compared
     variants, "failures": ["<cell>: <message>", ...] of every cell}."""
     out = {"request": run["meta"].get("calib"), "trace": run["meta"].get("trace"),
-           "checked": False}
+           "variants": variants, "checked": False}
     try:
         with open(os.path.join(run["dir"], "calibration.json"), encoding="utf-8") as f:
             doc = json.load(f)
@@ -261,7 +262,8 @@ def calibration_lines(c):
                            subsequent_indent="    ", break_on_hyphens=False)
     L.append("calibration b us/slope a".ljust(CALIB_LABEL_W)
              + "".join(k.rjust(CALIB_COL_W) for k in calibrate.KINDS))
-    for v, by_workload in c["fits"].items():
+    for v in c["variants"]:
+        by_workload = c["fits"][v]
         if not by_workload:
             L.append("  %s: no calibration reading" % v)
         for w, fits in sorted(by_workload.items()):

@@ -347,10 +347,10 @@ def calib_run(tmp_path):
     return make_run(str(tmp_path / "calib"), repeats=2, failed=False, calib=CALIB)
 
 
-def header(run_dir):
+def header(run_dir, *args):
     """The header of report.txt (up to the first blank line), rendered from
     summary.json as written."""
-    assert main(["report", run_dir, "--no-plots", "--resamples", "20"]) == 0
+    assert main(["report", run_dir, "--no-plots", "--resamples", "20", *args]) == 0
     with open(os.path.join(run_dir, "report", "summary.json")) as f:
         s = json.load(f)
     txt = report.render_txt(s)
@@ -381,6 +381,16 @@ def test_header_states_b_and_a_per_variant_and_kind(calib_run):
         "  patched (idle)           1.3/1.000  0.9/1.000  1.4/1.000  3.1/0.993 13.0/1.000"]
     assert not any("calibration" in l for l in lines[:i] + lines[i + 3:])
     assert all(len(l) <= 80 for l in lines)
+
+
+def test_header_lists_baseline_first_whatever_the_names(tmp_path):
+    # summary.json sorts its keys: the header must not follow them
+    r = make_run(str(tmp_path / "zr"), repeats=2, failed=False, calib=CALIB,
+                 variants=("zeta", "alpha"))
+    fakerun.write_calibration(r, {"zeta": FITS["baseline"], "alpha": FITS["patched"]})
+    lines = header(r, "--baseline", "zeta", "--patched", "alpha")
+    i = lines.index(CALIB_HEAD)
+    assert [l.split()[0] for l in lines[i + 1:i + 3]] == ["zeta", "alpha"]
 
 
 def test_header_names_each_calibrated_workload_and_missing_kinds(calib_run):
