@@ -24,7 +24,7 @@ Per window the reading must lie between the time inside and the time
 around the section: an interrupt (or, under a workload, a preemption
 before a PTE lock is taken) at a window's edge lengthens it beyond the
 busy wait, never beyond the section.  Per kind, reading = a * inside + b is
-fitted by least squares over every window of the kind: |a - 1| must not
+fitted robustly (Theil-Sen) over every window of the kind: |a - 1| must not
 exceed A_TOLERANCE (both sides read the same clock), and b is the cost the
 measurement adds to each window, aimed at B_GOAL_US and broken above
 B_LIMIT_US.  Last, cyclictest's max must cover the longest window: its
@@ -88,18 +88,27 @@ def parse_request(calib):
     return out
 
 
+def _median(vals):
+    vals = sorted(vals)
+    mid = len(vals) // 2
+    return vals[mid] if len(vals) % 2 else (vals[mid - 1] + vals[mid]) / 2
+
+
 def fit(points):
-    """Least squares reading = a * inside + b over [(inside, reading)].
-    Returns {a, b_us, n, max_residual_us}, a None with fewer than two
-    distinct inside times."""
+    """Robust line reading = a * inside + b over [(inside, reading)]:
+    a is the median of the slopes between every two windows of different
+    lengths, b the median of reading - a * inside (Theil-Sen).  An
+    interrupt inside one injected window adds its length to that reading
+    alone; under least squares that one window moved b by up to 4 us, here
+    it moves neither.  Returns {a, b_us, n, max_residual_us}, a None with
+    fewer than two distinct inside times."""
     n = len(points)
-    mx = sum(x for x, _ in points) / n
-    my = sum(y for _, y in points) / n
-    sxx = sum((x - mx) ** 2 for x, _ in points)
-    if len({x for x, _ in points}) < 2 or sxx == 0:
+    slopes = [(y2 - y1) / (x2 - x1) for i, (x1, y1) in enumerate(points)
+              for x2, y2 in points[i + 1:] if x2 != x1]
+    if not slopes:
         return {"a": None, "b_us": None, "n": n, "max_residual_us": None}
-    a = sum((x - mx) * (y - my) for x, y in points) / sxx
-    b = my - a * mx
+    a = _median(slopes)
+    b = _median([y - a * x for x, y in points])
     return {"a": a, "b_us": b, "n": n,
             "max_residual_us": max(abs(y - a * x - b) for x, y in points)}
 
