@@ -77,13 +77,22 @@ setup_window_hist() {
 # times per lock site in the guest (guest/modules/mmlat_windows), and keeps
 # the longest window's stack itself: no max tracer runs beside it, since
 # the tracer's own start and stop would sit inside every window it times.
+#
+# Loading and arming (registering the probes, which patches kernel text)
+# happen before cyclictest starts, so that neither lands in its
+# measurement; start and stop only switch recording on and off.
 # shellcheck disable=SC2086
-start_windows() {
+arm_windows() {
+	[ "$trace" = windows ] || return 0
 	insmod /lib/mmlat/mmlat_windows.ko ${windows_args:-} || fail "cannot load the windows module"
+	echo arm > /proc/mmlat_windows || fail "cannot arm the windows module"
+}
+
+start_windows() {
 	echo start > /proc/mmlat_windows || fail "cannot start the windows module"
 }
 
-# Unregisters the probes, so the data covers exactly the measured time.
+# Stops recording, so the data covers exactly the measured time.
 stop_windows() {
 	[ "$trace" = windows ] || return 0
 	echo stop > /proc/mmlat_windows || fail "cannot stop the windows module"
@@ -263,6 +272,7 @@ main() {
 	printf 'workload=%s\nduration=%s\ntrace=%s\ncalib=%s\nncpu=%s\n' \
 		"$workload" "$duration" "$trace" "$calib" "$ncpu" > $OUT/job.env
 	load_calibration
+	arm_windows
 	uname -a > $OUT/uname.txt
 	cat /proc/cmdline > $OUT/cmdline.txt
 

@@ -29,8 +29,10 @@
  *
  * /proc/mmlat_windows  windows: totals, histograms, max stacks, keyed table
  * /proc/mmlat_ptelock  PTE-lock hold times per lock call site
- * echo start > /proc/mmlat_windows  register the probes, then enable (once)
- * echo stop > /proc/mmlat_windows   disable, then unregister (stable data)
+ * echo arm > /proc/mmlat_windows    register the probes, disabled
+ * echo start > /proc/mmlat_windows  arm if not yet, then enable (once)
+ * echo stop > /proc/mmlat_windows   disable, wait a grace period (stable
+ *                                   data); the probes stay registered
  */
 #include <linux/kernel.h>
 #include <linux/module.h>
@@ -567,12 +569,13 @@ static void notrace mw_lock_hook(unsigned long ip, unsigned long parent_ip,
 {
 	unsigned long flags;
 
-	if (!READ_ONCE(mw_enabled) || in_nmi() || !in_user(parent_ip))
-		return;
+	/* preemption off before the flag is read: stop waits for us */
 	preempt_disable_notrace();
-	raw_local_irq_save(flags);
-	hold_begin((spinlock_t *)fregs->regs.di, parent_ip);
-	raw_local_irq_restore(flags);
+	if (READ_ONCE(mw_enabled) && !in_nmi() && in_user(parent_ip)) {
+		raw_local_irq_save(flags);
+		hold_begin((spinlock_t *)fregs->regs.di, parent_ip);
+		raw_local_irq_restore(flags);
+	}
 	preempt_enable_notrace();
 }
 
@@ -780,33 +783,60 @@ static u64 in_flight(void)
 
 static u64 held_at_stop;
 
-static int start_recording(void)
+/*
+ * Registering patches kernel text (the ftrace call sites) and waits for
+ * grace periods: "arm" does it before anything is measured, so that
+ * "start" and "stop" only flip the flag.  state_lock held.
+ */
+static int arm_probes(void)
 {
 	int ret = 0;
 
-	mutex_lock(&state_lock);
-	if (!started) {
+	if (!registered) {
 		ret = register_probes();
-		if (!ret) {
-			registered = true;
-			WRITE_ONCE(mw_gen, mw_gen + 1);
-			smp_wmb();	/* the new generation before the flag */
-			WRITE_ONCE(mw_enabled, 1);
-			started = true;
-		}
+		registered = !ret;
+	}
+	return ret;
+}
+
+static int start_recording(void)
+{
+	int ret;
+
+	mutex_lock(&state_lock);
+	ret = arm_probes();
+	if (!ret && !started) {
+		WRITE_ONCE(mw_gen, mw_gen + 1);
+		smp_wmb();	/* the new generation before the flag */
+		WRITE_ONCE(mw_enabled, 1);
+		started = true;
 	}
 	mutex_unlock(&state_lock);
 	return ret;
 }
 
+/*
+ * Every probe runs with preemption disabled from its read of the flag to
+ * its last write, so after a grace period none is still recording.
+ */
 static void stop_recording(void)
 {
 	mutex_lock(&state_lock);
-	if (registered) {
+	if (READ_ONCE(mw_enabled)) {
 		WRITE_ONCE(mw_enabled, 0);
+		synchronize_rcu();
+		held_at_stop = in_flight();
+	}
+	mutex_unlock(&state_lock);
+}
+
+static void disarm_probes(void)
+{
+	mutex_lock(&state_lock);
+	WRITE_ONCE(mw_enabled, 0);
+	if (registered) {
 		unregister_probes();
 		registered = false;
-		held_at_stop = in_flight();
 	}
 	mutex_unlock(&state_lock);
 }
@@ -1012,12 +1042,17 @@ static ssize_t windows_write(struct file *file, const char __user *ubuf,
 	if (copy_from_user(buf, ubuf, count))
 		return -EFAULT;
 	buf[count] = '\0';
-	if (!strcmp(strim(buf), "start"))
+	if (!strcmp(strim(buf), "arm")) {
+		mutex_lock(&state_lock);
+		ret = arm_probes();
+		mutex_unlock(&state_lock);
+	} else if (!strcmp(buf, "start")) {
 		ret = start_recording();
-	else if (!strcmp(buf, "stop"))
+	} else if (!strcmp(buf, "stop")) {
 		stop_recording();
-	else
+	} else {
 		return -EINVAL;
+	}
 	return ret ? ret : count;
 }
 
@@ -1100,7 +1135,7 @@ static void __exit mmlat_windows_exit(void)
 {
 	remove_proc_entry("mmlat_ptelock", NULL);
 	remove_proc_entry("mmlat_windows", NULL);
-	stop_recording();
+	disarm_probes();
 	free_all();
 }
 
