@@ -43,6 +43,18 @@ case " $(echo $WORKLOADS) " in
 esac
 
 bash "$MMLAT_ROOT/bench/deps.sh"
+# The calibration request, checked by the parser the analysis reads it with.
+if [ -n "$CALIB" ]; then
+	err=$(PYTHONPATH="$MMLAT_ROOT/analysis" python3 -c \
+		'import sys; from mmlat.calibrate import parse_request; parse_request(sys.argv[1])' \
+		"$CALIB" 2>&1) || die "CALIB='$CALIB': $(printf '%s' "$err" | tail -n 1)"
+	for w in $CALIB_WORKLOADS; do
+		case " calib $(echo $WORKLOADS) " in
+		*" $w "*) ;;
+		*) die "CALIB_WORKLOADS names '$w', which is neither calib nor one of WORKLOADS ($(echo $WORKLOADS))" ;;
+		esac
+	done
+fi
 config_dir=$FLAVOR_CONFIG_DIR
 log "stage 1/4: config ($FLAVOR)"
 bash "$MMLAT_ROOT/bench/kconfig.sh" make "$config_dir"

@@ -217,6 +217,8 @@ def matrix(tmp_path):
     for rel, body in STUBS.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(body)
+    # the calibration request is checked with the analysis's own parser
+    (root / "analysis").symlink_to(ROOT / "analysis")
     build = tmp_path / "build"
     (build / "linux-source-6.1").mkdir(parents=True)
     (build / "linux-source-6.1/Makefile").write_text("kernelversion:\n\t@echo 6.1.0\n")
@@ -392,3 +394,16 @@ def test_make_report_checks_the_calibration_and_calibrate_keeps_its_defaults():
     cal = " ".join(make_dry("calibrate", "RUN_ID=x"))
     assert 'CALIB_WORKLOADS="idle munmap"' in cal
     assert 'CALIB="preempt/irq/spin/ptl/ptl_nested:10/20/50/100/200/500/1000/2000/5000x3"' in cal
+
+
+@pytest.mark.parametrize("env, message", [
+    ({"CALIB": "preempt:abc"}, "CALIB='preempt:abc': ValueError: bad calibration item"),
+    ({"CALIB": "bogus:10"}, "kinds are preempt, irq, spin, ptl, ptl_nested"),
+    ({"CALIB_WORKLOADS": "munmpa"},
+     "CALIB_WORKLOADS names 'munmpa', which is neither calib nor one of WORKLOADS"),
+])
+def test_matrix_refuses_a_bad_calibration_request_before_any_boot(matrix, env, message):
+    run_matrix, run = matrix
+    proc, boots = run_matrix(**env)
+    assert proc.returncode != 0 and message in proc.stderr, proc.stderr
+    assert boots == [] and not run.exists()
