@@ -122,9 +122,8 @@ collect_tracing() {
 	[ "$trace" = none ] && return 0
 	mkdir -p $OUT/windows
 	if [ "$trace" = windows ]; then
-		stop_windows
 		cat /proc/mmlat_windows > $OUT/windows/windows.txt
-		cat /proc/mmlat_ptelock > $OUT/windows/ptelock.txt
+		[ ! -e /proc/mmlat_ptelock ] || cat /proc/mmlat_ptelock > $OUT/windows/ptelock.txt
 		return 0
 	fi
 	mkdir -p $OUT/tracer

@@ -986,12 +986,8 @@ static int ptelock_show(struct seq_file *m, void *v)
 	u64 holds = 0, lost = 0, discarded = 0, nonptl = 0, overflow = 0;
 	int cpu, i;
 
-	seq_puts(m, "mmlat_ptelock 2\n");
-	if (!ptelock) {
-		seq_puts(m, "param method=off\n");
-		return 0;
-	}
 	mutex_lock(&state_lock);
+	seq_puts(m, "mmlat_ptelock 2\n");
 	seq_printf(m, "param clock=local_clock method=ftrace-caller functions=%d missing=%d ptl_filter=%s sub_bits=%d running=%d\n",
 		   nr_users, nr_missing,
 		   (USE_SPLIT_PTE_PTLOCKS && !ALLOC_SPLIT_PTLOCKS) ?
@@ -1117,8 +1113,9 @@ static int __init mmlat_windows_init(void)
 		if (!tp_hooks[i].tp)
 			pr_warn("mmlat_windows: no tracepoint %s\n",
 				tp_hooks[i].name);
+	/* without the lock hooks there is no PTE-lock file to read */
 	if (!proc_create("mmlat_windows", 0600, NULL, &windows_ops) ||
-	    !proc_create("mmlat_ptelock", 0400, NULL, &ptelock_ops)) {
+	    (ptelock && !proc_create("mmlat_ptelock", 0400, NULL, &ptelock_ops))) {
 		ret = -ENOMEM;
 		goto err_proc;
 	}
@@ -1133,7 +1130,8 @@ err:
 
 static void __exit mmlat_windows_exit(void)
 {
-	remove_proc_entry("mmlat_ptelock", NULL);
+	if (ptelock)
+		remove_proc_entry("mmlat_ptelock", NULL);
 	remove_proc_entry("mmlat_windows", NULL);
 	disarm_probes();
 	free_all();
