@@ -22,7 +22,9 @@ series_sha=$(cat "$tree/.mmlat-series-sha256")
 config_sha=$(cat "$config_dir/config.sha256")
 
 if [ -f "$out/build.json" ] && grep -q "\"series_sha256\": \"$series_sha\"" "$out/build.json" &&
-   grep -q "\"config_sha256\": \"$config_sha\"" "$out/build.json"; then
+   grep -q "\"config_sha256\": \"$config_sha\"" "$out/build.json" &&
+   [ -f "$obj/Module.symvers" ]; then
+	# the object tree too: the guest modules are built against it
 	log "kernel '$name' is up to date"
 	exit 0
 fi
