@@ -123,7 +123,7 @@ collect_tracing() {
 	mkdir -p $OUT/windows
 	if [ "$trace" = windows ]; then
 		cat /proc/mmlat_windows > $OUT/windows/windows.txt
-		[ ! -e /proc/mmlat_ptelock ] || cat /proc/mmlat_ptelock > $OUT/windows/ptelock.txt
+		[ ! -e /proc/mmlat_locks ] || cat /proc/mmlat_locks > $OUT/windows/locks.txt
 		return 0
 	fi
 	mkdir -p $OUT/tracer
@@ -205,7 +205,7 @@ calib_windows() {
 # two snapshots, whatever else the snapshots (and the cat) add.
 snapshot_windows() {
 	cat /proc/mmlat_windows > "$OUT/calib/$1.windows"
-	cat /proc/mmlat_ptelock > "$OUT/calib/$1.ptelock"
+	cat /proc/mmlat_locks > "$OUT/calib/$1.locks"
 }
 
 inject_calibration() {

@@ -312,11 +312,10 @@ class SymbolMap:
 
 
 # ------------------------------------------------- mmlat_windows guest module
-# guest/modules/mmlat_windows writes /proc/mmlat_windows and
-# /proc/mmlat_ptelock as `keyword k=v k=v ...` lines; symbols are already
-# resolved in the guest (%pS: "func+0x1a/0x200", module symbols followed by
-# " [module]", which the k=v reader drops and sym_func ignores; a maxstack
-# frame keeps it).
+# guest/modules/mmlat_windows writes /proc/mmlat_windows and /proc/mmlat_locks
+# as `keyword k=v k=v ...` lines; symbols are already resolved in the guest
+# ("func+0x1a/0x200", module names dropped; a stack is such frames joined
+# by commas, innermost first).
 _KV = re.compile(r"(\w+)=(\S*)")
 
 
@@ -341,7 +340,12 @@ def sym_func(sym):
     return sym.split("+", 1)[0]
 
 
-WINDOWS_FORMAT = 2
+def _frames(s):
+    """'a+0x1/0x2,b+0x3/0x4' -> ['a+0x1/0x2', 'b+0x3/0x4']"""
+    return [f for f in (s or "").split(",") if f]
+
+
+WINDOWS_FORMAT = 3
 
 
 def _check_version(line, what):
@@ -358,12 +362,17 @@ def _check_version(line, what):
 def parse_windows(path_or_text, is_text=False):
     """windows/windows.txt.  Returns {"version", "params",
     "kinds": {"preempt"|"irq": {n, total_ns, max_ns, unmatched, nested_begin,
-    edge, idle_cut, keyed, overflow, overflow_max_ns, max_caller, max_parent,
-    "maxstack": [frame, ...] (innermost first, taken at the window's end),
+    edge, idle_cut, keyed, overflow, overflow_max_ns, max_lock,
+    "maxopen": [frame, ...] (the longest window's stack when it opened,
+    from the module's own frame walk, opener first),
+    "maxstack": [frame, ...] (the same window's stack at its end, from the
+    kernel's unwinder, innermost first),
     "buckets": [(lo_ns, hi_ns, n)]}},
-    "keys": [{kind, cpu, n, total_ns, max_ns, caller, parent,
-    "buckets": {lo_ns: n}}]} (one key per CPU; equal keys of two CPUs are
-    listed twice)."""
+    "keys": [{kind, cpu, n, total_ns, max_ns, lock, "stack": [frame, ...]
+    (at open, opener first), "caller" (stack[0]), "buckets": {lo_ns: n}}]}
+    (one key per CPU; equal keys of two CPUs are listed twice).  lock is
+    the lock whose acquisition opened the window (pte, i_mmap, anon_vma)
+    or none."""
     text = _read(path_or_text, is_text)
     out = {"version": None, "params": {}, "kinds": {}, "keys": []}
     for line in text.splitlines():
@@ -376,11 +385,12 @@ def parse_windows(path_or_text, is_text=False):
             kind = line.split()[1]
             d = _kv_line(line)
             d["buckets"] = []
+            d["maxopen"] = []
             d["maxstack"] = []
             out["kinds"][kind] = d
-        elif word == "maxstack":
+        elif word in ("maxopen", "maxstack"):
             _, kind, _, frame = line.split(" ", 3)
-            out["kinds"][kind]["maxstack"].append(frame)
+            out["kinds"][kind][word].append(frame)
         elif word == "bucket":
             kind = line.split()[1]
             d = _kv_line(line)
@@ -389,36 +399,46 @@ def parse_windows(path_or_text, is_text=False):
             d = _kv_line(line)
             d["kind"] = line.split()[1]
             d["buckets"] = _pairs(d.get("buckets"))
+            d["stack"] = _frames(d.get("stack"))
+            d["caller"] = d["stack"][0] if d["stack"] else "[none]"
             out["keys"].append(d)
     if out["version"] is None:
         raise ValueError("not an mmlat_windows dump")
     return out
 
 
-def parse_ptelock(path_or_text, is_text=False):
-    """windows/ptelock.txt.  Returns {"version", "params", "users": [func],
-    "totals": {holds, lost, discarded, nonptl, site_overflow, in_flight},
-    "sites": [{type: "lock", n, total_ns, max_ns, lost, discarded, at, func,
-    "buckets": {lo_ns: n}}]}.  Hold times are counted at the call site
-    that took the lock (at: the lock call's return address)."""
+LOCKS = ("pte", "i_mmap", "anon_vma")
+
+
+def parse_locks(path_or_text, is_text=False):
+    """windows/locks.txt.  Returns {"version", "params" (i_mmap and
+    anon_vma: spin, mutex, rwsem or none, what the module found in the
+    kernel it was built for), "users": [func],
+    "totals": {lock: {holds, lost, discarded, in_flight}, "all": {nonlock,
+    site_overflow, slot_overflow}},
+    "sites": [{lock, mode (spin, mutex, rwsem-write, rwsem-read), n,
+    total_ns, max_ns, lost, discarded, slept, waits, wait_total_ns,
+    wait_max_ns, at, func, "buckets": {lo_ns: n}}]}.  Hold times are
+    counted at the call site that took the lock (at: the lock call's
+    return address)."""
     text = _read(path_or_text, is_text)
     out = {"version": None, "params": {}, "users": [], "totals": {}, "sites": []}
     for line in text.splitlines():
         word = line.split(" ", 1)[0]
-        if word == "mmlat_ptelock":
-            out["version"] = _check_version(line, "mmlat_ptelock")
+        if word == "mmlat_locks":
+            out["version"] = _check_version(line, "mmlat_locks")
         elif word == "param":
             out["params"] = _kv_line(line)
         elif word == "user":
             out["users"].append(line.split()[1])
         elif word == "total":
-            out["totals"] = _kv_line(line)
+            d = _kv_line(line)
+            out["totals"][d.pop("lock", "all")] = d
         elif word == "site":
             d = _kv_line(line)
-            d["type"] = line.split()[1]
             d["buckets"] = _pairs(d.get("buckets"))
             d["func"] = sym_func(d.get("at"))
             out["sites"].append(d)
     if out["version"] is None:
-        raise ValueError("not an mmlat_ptelock dump")
+        raise ValueError("not an mmlat_locks dump")
     return out

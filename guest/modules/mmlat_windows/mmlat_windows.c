@@ -1,34 +1,43 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * mmlat_windows: every preempt-off and irq-off window, and PTE-lock hold
- * times, aggregated in the guest.  Guest-only.
+ * mmlat_windows: every preempt-off and irq-off window, and the hold times
+ * of the PTE, i_mmap and anon_vma locks, aggregated in the guest.
+ * Guest-only.
  *
  * Windows: probes on the preemptirq tracepoints (found by name, they are
  * not exported), which fire on the outermost disable and the matching
  * enable only.  Per CPU the disable stores a local_clock() timestamp and
- * the caller/parent ips; the enable adds the length to a log-linear
- * histogram per kind and, for windows of at least thresh_us, to a table
- * keyed by (caller, parent).  The longest window of each kind keeps the
- * stack at its end.  Entering idle ends the preempt-off window (as
+ * a short stack (OPEN_DEPTH return addresses from the frame pointers,
+ * opener first); the enable adds the length to a log-linear histogram per
+ * kind and, for windows of at least thresh_us, to a table keyed by that
+ * stack.  The longest window of each kind keeps its stack at open and the
+ * kernel unwinder's stack at its end, so that the host can check one
+ * against the other.  Entering idle ends the preempt-off window (as
  * stop_critical_timings() does for the preemptoff tracer), and leaving it
  * starts one attributed to "[idle]".
  *
- * PTE lock: ftrace hooks on _raw_spin_lock and _raw_spin_unlock.  A lock
- * call whose return address lies inside a PTE-lock user (zap, fork, fault,
- * ... functions, ranges resolved at load) on a spinlock inside a struct
- * page (a split PTE lock) opens a hold in a small per-CPU array; the
- * unlock of the same lock closes it and adds its length to the histogram
- * of the call site that took it.  ftrace calls the hook from the
- * function's entry: no int3 (which under TCG costs thousands of guest
- * instructions and, taken in kernel mode, leaves the irq-tracing state
- * set so that the next irq-off window is lost), no text patching per site.
+ * Locks: ftrace hooks on the lock and unlock functions (_raw_spin_lock,
+ * and mutex_lock or down_read/down_write where the kernel's i_mmap or
+ * anon_vma lock sleeps).  A lock call whose return address lies inside a
+ * lock user (the functions of guest/classes.txt, ranges resolved at load)
+ * on a lock of a known kind (a split PTE lock inside a struct page, an
+ * address_space's i_mmap lock, an anon_vma's root lock, each checked at
+ * its address) opens a hold; the unlock of the same lock closes it and
+ * adds its length to the histogram of the call site that took it.
+ * Spinning holds live per CPU; sleeping ones in a small table by (task,
+ * lock), with the time spent waiting (lock:contention_begin/end) kept
+ * apart and whether the holder was switched out.  ftrace calls the hook
+ * from the function's entry: no int3 (which under TCG costs thousands of
+ * guest instructions and, taken in kernel mode, leaves the irq-tracing
+ * state set so that the next irq-off window is lost), no text patching
+ * per site.
  *
  * Every probe does nothing until the enable flag is set, which start sets
  * last and stop clears first, so probe (un)registration never lands in
  * the data.
  *
  * /proc/mmlat_windows  windows: totals, histograms, max stacks, keyed table
- * /proc/mmlat_ptelock  PTE-lock hold times per lock call site
+ * /proc/mmlat_locks    hold times per lock kind and call site
  * echo arm > /proc/mmlat_windows    register the probes, disabled
  * echo start > /proc/mmlat_windows  arm if not yet, then enable (once)
  * echo stop > /proc/mmlat_windows   disable, wait a grace period (stable
@@ -44,7 +53,9 @@
 #include <linux/mm.h>
 #include <linux/percpu.h>
 #include <linux/proc_fs.h>
+#include <linux/rmap.h>
 #include <linux/sched/clock.h>
+#include <linux/sched/task_stack.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/sort.h>
@@ -59,41 +70,64 @@ static unsigned int thresh_us = 5;
 module_param(thresh_us, uint, 0444);
 MODULE_PARM_DESC(thresh_us, "windows at least this long go to the keyed table");
 
-static unsigned int table_size = 512;
+static unsigned int table_size = 4096;
 module_param(table_size, uint, 0444);
 MODULE_PARM_DESC(table_size, "keyed table entries per kind and CPU (power of 2)");
 
-static bool ptelock = true;
-module_param(ptelock, bool, 0444);
-MODULE_PARM_DESC(ptelock, "hook the lock functions for PTE-lock hold times");
+static bool locks = true;
+module_param(locks, bool, 0444);
+MODULE_PARM_DESC(locks, "hook the lock functions for lock hold times");
 
 static char *sites;
 module_param(sites, charp, 0444);
-MODULE_PARM_DESC(sites, "extra comma-separated PTE-lock user functions");
+MODULE_PARM_DESC(sites, "extra comma-separated lock user functions");
 
-/* PTE-lock users; names missing in the running kernel are skipped. */
-static const char * const pte_users[] = {
-	/* zap */
-	"zap_pte_range", "zap_pmd_range", "unmap_page_range",
-	/* fork */
-	"copy_pte_range", "copy_pmd_range", "copy_page_range",
-	/* faults, rmap, mprotect, mremap, mlock, madvise, walkers */
-	"__handle_mm_fault", "handle_pte_fault", "do_anonymous_page",
-	"do_wp_page", "wp_page_copy", "finish_fault", "finish_mkwrite_fault",
-	"filemap_map_pages", "do_set_pte", "do_swap_page", "do_numa_page",
-	"change_pte_range", "change_protection_range", "change_protection",
-	"move_ptes", "move_page_tables", "move_page_tables.part.0",
-	"page_vma_mapped_walk", "try_to_unmap_one", "try_to_migrate_one",
-	"mlock_pte_range", "madvise_free_pte_range",
-	"madvise_cold_or_pageout_pte_range", "mincore_pte_range",
-	"walk_pgd_range", "__get_locked_pte", "follow_pte", "unuse_pte_range",
-	"smaps_pte_range", "clear_refs_pte_range", "apply_to_pte_range",
-	"insert_pfn", "remap_pte_range", "remap_pfn_range_notrack",
-	"vm_insert_page", "vm_insert_pages", "__apply_to_page_range",
-	"follow_page_pte", "follow_p4d_mask", "follow_p4d_mask.constprop.0",
-	"folio_referenced_one", "page_mapped_in_vma", "swapin_walk_pmd_entry",
-	"follow_pfn", "follow_phys", "generic_access_phys",
+/*
+ * lock_users[]: the functions of guest/classes.txt's rows with a lock,
+ * generated by Kbuild.  Names missing in the running kernel are skipped.
+ */
+#include "lock_users.h"
+
+/*
+ * What the i_mmap and anon_vma locks are in the kernel this module is
+ * built for (Kbuild reads the headers): a spinlock before the series, a
+ * mutex after it, an rwsem in 6.1.
+ */
+enum { MODE_SPIN, MODE_MUTEX, MODE_RWSEM_W, MODE_RWSEM_R, MODE_NONE };
+static const char * const mode_name[] = {
+	"spin", "mutex", "rwsem-write", "rwsem-read", "none"
 };
+
+#if defined(MMLAT_I_MMAP_SPIN)
+#define I_MMAP_MEMBER	i_mmap_lock
+#define I_MMAP_MODE	MODE_SPIN
+#elif defined(MMLAT_I_MMAP_MUTEX)
+#define I_MMAP_MEMBER	i_mmap_mutex
+#define I_MMAP_MODE	MODE_MUTEX
+#elif defined(MMLAT_I_MMAP_RWSEM)
+#define I_MMAP_MEMBER	i_mmap_rwsem
+#define I_MMAP_MODE	MODE_RWSEM_W
+#else
+#define I_MMAP_MODE	MODE_NONE
+#endif
+
+#if defined(MMLAT_ANON_VMA_SPIN)
+#define ANON_VMA_MEMBER	lock
+#define ANON_VMA_MODE	MODE_SPIN
+#elif defined(MMLAT_ANON_VMA_MUTEX)
+#define ANON_VMA_MEMBER	mutex
+#define ANON_VMA_MODE	MODE_MUTEX
+#elif defined(MMLAT_ANON_VMA_RWSEM)
+#define ANON_VMA_MEMBER	rwsem
+#define ANON_VMA_MODE	MODE_RWSEM_W
+#else
+#define ANON_VMA_MODE	MODE_NONE
+#endif
+
+/* Lock kinds; a window's lock tag is kind + 1, 0 for none. */
+enum { L_PTE, L_I_MMAP, L_ANON_VMA, L_KINDS };
+static const char * const lock_name[L_KINDS] = { "pte", "i_mmap", "anon_vma" };
+static const int lock_mode[L_KINDS] = { MODE_SPIN, I_MMAP_MODE, ANON_VMA_MODE };
 
 /* Only one writer may start, stop or read the tables at a time. */
 static DEFINE_MUTEX(state_lock);
@@ -105,46 +139,52 @@ static u64 mw_gen;
 /* ------------------------------------------------------------ histograms */
 
 /*
- * Log-linear buckets of nanoseconds: values below 2^SUB_BITS are exact,
- * above that each power of two is split into 2^SUB_BITS buckets, so a
- * bucket is at most 1/64 (1.6 %) of its lower bound wide.
+ * Log-linear buckets of nanoseconds: values below 2^sb are exact, above
+ * that each power of two is split into 2^sb buckets, so a bucket is at
+ * most 1/2^sb of its lower bound wide.  Totals and lock sites use
+ * SUB_BITS (1.6 %); the windows keyed by stack, of which there are
+ * thousands, KEY_SUB_BITS (12.5 %, their max is exact).
  */
 #define SUB_BITS	6
-#define SUB_N		(1 << SUB_BITS)
+#define KEY_SUB_BITS	3
 #define MAX_LOG		34			/* 2^34 ns, about 17 s */
-#define NBUCKETS	((MAX_LOG - SUB_BITS + 1) * SUB_N)
+#define NBUCKETS_OF(sb)	((MAX_LOG - (sb) + 1) << (sb))
+#define NBUCKETS	NBUCKETS_OF(SUB_BITS)
+#define KEY_NBUCKETS	NBUCKETS_OF(KEY_SUB_BITS)
 
-static inline unsigned int ns_bucket(u64 ns)
+static inline unsigned int bucket_of(u64 ns, unsigned int sb)
 {
 	unsigned int msb;
 
-	if (ns < SUB_N)
+	if (ns < (1U << sb))
 		return ns;
 	msb = fls64(ns) - 1;
 	if (msb >= MAX_LOG)
-		return NBUCKETS - 1;
-	return (msb - SUB_BITS + 1) * SUB_N +
-	       ((ns >> (msb - SUB_BITS)) & (SUB_N - 1));
+		return NBUCKETS_OF(sb) - 1;
+	return ((msb - sb + 1) << sb) + ((ns >> (msb - sb)) & ((1U << sb) - 1));
 }
 
-static u64 bucket_lo(unsigned int b)
+#define ns_bucket(ns)	bucket_of(ns, SUB_BITS)
+
+static u64 bucket_lo(unsigned int b, unsigned int sb)
 {
 	unsigned int msb;
 
-	if (b < SUB_N)
+	if (b < (1U << sb))
 		return b;
-	msb = b / SUB_N + SUB_BITS - 1;
-	return (1ULL << msb) + ((u64)(b % SUB_N) << (msb - SUB_BITS));
+	msb = (b >> sb) + sb - 1;
+	return (1ULL << msb) + ((u64)(b & ((1U << sb) - 1)) << (msb - sb));
 }
 
-static void print_buckets(struct seq_file *m, const u32 *hist)
+static void print_buckets(struct seq_file *m, const u32 *hist,
+			  unsigned int sb)
 {
 	unsigned int b;
 
 	seq_puts(m, " buckets=");
-	for (b = 0; b < NBUCKETS; b++)
+	for (b = 0; b < NBUCKETS_OF(sb); b++)
 		if (hist[b])
-			seq_printf(m, "%llu:%u,", bucket_lo(b), hist[b]);
+			seq_printf(m, "%llu:%u,", bucket_lo(b, sb), hist[b]);
 }
 
 /* --------------------------------------------------------------- windows */
@@ -152,20 +192,26 @@ static void print_buckets(struct seq_file *m, const u32 *hist)
 enum { W_PREEMPT, W_IRQ, W_KINDS };
 static const char * const kind_name[W_KINDS] = { "preempt", "irq" };
 
-#define MAX_STACK	16
+#define MAX_STACK	16		/* the max window's stack at its end */
+#define OPEN_DEPTH	6		/* frames kept at window open */
+#define OPEN_SKIP	8		/* probe frames to pass before the opener */
 
 struct win_start {
 	u64 ts;
 	u64 seq;		/* windows begun on this CPU */
 	u64 gen;		/* mw_gen when it began */
-	unsigned long ip, parent;
-	int active;
+	unsigned long stack[OPEN_DEPTH];
+	u8 depth;
+	u8 lock;		/* lock kind + 1 whose acquisition opened it */
+	u8 active;
 };
 
 struct win_key {
-	unsigned long ip, parent;	/* ip == 0: free */
+	unsigned long stack[OPEN_DEPTH];
+	u8 depth;		/* 0: free */
+	u8 lock;
 	u64 n, total, max;
-	u32 hist[NBUCKETS];
+	u32 hist[KEY_NBUCKETS];
 };
 
 struct win_stats {
@@ -175,7 +221,8 @@ struct win_stats {
 	u64 edge;		/* windows open when recording started */
 	u64 idle_cut;
 	u64 keyed, overflow, overflow_max;
-	unsigned long max_ip, max_parent;
+	unsigned long max_open[OPEN_DEPTH];
+	u8 max_open_depth, max_lock;
 	unsigned int max_depth;
 	unsigned long max_stack[MAX_STACK];
 	u64 hist[NBUCKETS];
@@ -200,26 +247,73 @@ static inline struct win_key *wtable(int cpu, int kind)
 	return &win_table[(size_t)(cpu * W_KINDS + kind) * table_size];
 }
 
-static void win_key_add(struct win_stats *st, struct win_key *t,
-			unsigned long ip, unsigned long parent, u64 d)
+/*
+ * The stack at window open, from the frame pointers (the bench config
+ * builds with them): pass the frames of this probe and the tracepoint up
+ * to the one whose return address is ip, the caller the tracepoint names
+ * (e.g. _raw_spin_lock+0x1a), then keep up to OPEN_DEPTH return addresses
+ * from there.  Only the task's own stack is walked, each frame bounds-
+ * checked against it, outward only: a window opened on an interrupt stack,
+ * or a frame chain that leaves the task stack, keeps ip and parent.
+ * About ten instructions a frame, where stack_trace_save() costs
+ * hundreds under TCG.
+ */
+static __always_inline void open_stack(struct win_start *s, unsigned long ip,
+				       unsigned long parent)
 {
-	unsigned long h = hash_long(ip ^ (parent * 31), 32);
+	unsigned long lo = (unsigned long)task_stack_page(current);
+	unsigned long hi = lo + THREAD_SIZE - 2 * sizeof(long);
+	unsigned long fp = (unsigned long)__builtin_frame_address(0);
+	unsigned int n = 0, skipped = 0;
+
+	while (fp >= lo && fp <= hi) {
+		unsigned long next = ((unsigned long *)fp)[0];
+		unsigned long ret = ((unsigned long *)fp)[1];
+
+		if (n || ret == ip) {
+			s->stack[n++] = ret;
+			if (n == OPEN_DEPTH)
+				break;
+		} else if (++skipped > OPEN_SKIP) {
+			break;
+		}
+		if (next <= fp)
+			break;
+		fp = next;
+	}
+	if (!n) {
+		s->stack[n++] = ip;
+		if (parent && parent != ip)
+			s->stack[n++] = parent;
+	}
+	s->depth = n;
+}
+
+static void win_key_add(struct win_stats *st, struct win_key *t,
+			const struct win_start *s, u64 d)
+{
+	unsigned long h = s->lock;
 	unsigned int i;
 
+	for (i = 0; i < s->depth; i++)
+		h = h * 31 + s->stack[i];
+	h = hash_long(h, 32);
 	for (i = 0; i < PROBE_LEN; i++) {
 		struct win_key *k = &t[(h + i) & table_mask];
 
-		if (!k->ip) {
-			k->ip = ip;
-			k->parent = parent;
-		} else if (k->ip != ip || k->parent != parent) {
+		if (!k->depth) {
+			memcpy(k->stack, s->stack, s->depth * sizeof(long));
+			k->depth = s->depth;
+			k->lock = s->lock;
+		} else if (k->depth != s->depth || k->lock != s->lock ||
+			   memcmp(k->stack, s->stack, s->depth * sizeof(long))) {
 			continue;
 		}
 		k->n++;
 		k->total += d;
 		if (d > k->max)
 			k->max = d;
-		k->hist[ns_bucket(d)]++;
+		k->hist[bucket_of(d, KEY_SUB_BITS)]++;
 		st->keyed++;
 		return;
 	}
@@ -227,6 +321,8 @@ static void win_key_add(struct win_stats *st, struct win_key *t,
 	if (d > st->overflow_max)
 		st->overflow_max = d;
 }
+
+static u8 take_pending_lock(unsigned long ip);
 
 static __always_inline void win_begin(int kind, unsigned long ip,
 				      unsigned long parent)
@@ -239,8 +335,13 @@ static __always_inline void win_begin(int kind, unsigned long ip,
 	s->ts = now;
 	s->seq++;
 	s->gen = mw_gen;
-	s->ip = ip;
-	s->parent = parent;
+	if (ip == IDLE_IP) {
+		s->stack[0] = IDLE_IP;
+		s->depth = 1;
+	} else {
+		open_stack(s, ip, parent);
+	}
+	s->lock = kind == W_PREEMPT ? take_pending_lock(ip) : 0;
 	s->active = 1;
 }
 
@@ -269,14 +370,15 @@ static __always_inline void win_end(int kind, u64 now)
 	st->total += d;
 	st->hist[ns_bucket(d)]++;
 	if (d > st->max) {
-		/* rare: the stack is taken only when the maximum grows */
+		/* rare: the stacks are kept only when the maximum grows */
 		st->max = d;
-		st->max_ip = s->ip;
-		st->max_parent = s->parent;
+		memcpy(st->max_open, s->stack, s->depth * sizeof(long));
+		st->max_open_depth = s->depth;
+		st->max_lock = s->lock;
 		st->max_depth = stack_trace_save(st->max_stack, MAX_STACK, 0);
 	}
 	if (d >= thresh_ns)
-		win_key_add(st, wtable(cpu, kind), s->ip, s->parent, d);
+		win_key_add(st, wtable(cpu, kind), s, d);
 }
 
 /*
@@ -333,6 +435,9 @@ static void notrace mw_cpu_idle(void *data, unsigned int state,
 	}
 }
 
+static void mw_contention_begin(void *data, void *lock, unsigned int flags);
+static void mw_contention_end(void *data, void *lock, int ret);
+
 struct tp_hook {
 	const char *name;
 	void *probe;
@@ -345,6 +450,8 @@ static struct tp_hook tp_hooks[] = {
 	{ "irq_disable", mw_irq_off },
 	{ "irq_enable", mw_irq_on },
 	{ "cpu_idle", mw_cpu_idle },
+	{ "contention_begin", mw_contention_begin },
+	{ "contention_end", mw_contention_end },
 };
 
 static void find_tp(struct tracepoint *tp, void *priv)
@@ -356,53 +463,82 @@ static void find_tp(struct tracepoint *tp, void *priv)
 			tp_hooks[i].tp = tp;
 }
 
-/* -------------------------------------------------------------- PTE lock */
+/* ----------------------------------------------------------------- locks */
 
-#define MAX_USERS	96
+#define MAX_USERS	192
 #define MAX_SITES	256		/* lock call sites per CPU */
-#define HELD_SLOTS	4
+#define HELD_SLOTS	6		/* spinning holds per CPU */
+#define SLEEP_SLOTS	32		/* sleeping holds, all tasks */
 
-/* A PTE-lock user function: [start, end) of its text. */
+/* A lock user function: [start, end) of its text. */
 struct lock_user {
 	unsigned long start, end;
 	const char *name;
 };
 
-struct pte_site {
+/* One lock call site: the hold times of one lock kind taken there. */
+struct lock_site {
 	unsigned long ret;	/* return address of the lock call; 0: free */
+	u8 kind, mode;
 	u64 n, total, max;
 	u64 lost;		/* taken here, unlock never seen */
-	u64 discarded;		/* not inside one preempt-off window */
+	u64 discarded;		/* spinning: not inside one preempt-off window */
+	u64 slept;		/* sleeping: the holder was switched out */
+	u64 waits, wait_total, wait_max;	/* contended acquisitions */
 	u32 hist[NBUCKETS];
 };
 
+/* A spinning hold, in its CPU's slots. */
 struct held {
-	spinlock_t *lock;
-	u64 ts;
+	void *lock;
+	u64 ts;			/* the lock hook */
+	u64 acquired;		/* after a contended wait; 0: none */
+	u64 wait_begin;
 	u64 window;		/* nested: the preempt-off window it is in */
 	bool opened;		/* no window was open: its acquisition opens one */
-	struct pte_site *site;
+	struct lock_site *site;
 };
 
-struct pte_cpu {
+struct lock_cpu {
 	struct held held[HELD_SLOTS];
 	unsigned int nr_held;	/* slots in use: most unlocks find none */
-	u64 nonptl;		/* lock calls from a user on no PTE lock */
+	u8 pending_lock;	/* kind + 1 of a hold whose window opens next */
+	u64 nonlock;		/* lock calls from a user on no known lock */
 	u64 site_overflow;	/* holds from a site the table had no room for */
+};
+
+/*
+ * A sleeping hold, by (task, lock): the holder may sleep and migrate.  A
+ * slot is claimed by cmpxchg on lock and then written by its task only;
+ * task is cleared before lock when it is freed, so no other task can match
+ * a slot being reused.
+ */
+struct sleep_hold {
+	void *lock;		/* NULL: free */
+	struct task_struct *task;
+	unsigned long ret;
+	u8 kind, mode;
+	u64 ts, acquired, wait_begin;
+	unsigned long ctxsw;	/* nvcsw + nivcsw at the lock call */
 };
 
 static struct lock_user users[MAX_USERS];
 static int nr_users, nr_missing;
-static struct pte_site *pte_sites;	/* [cpu][MAX_SITES] */
-static DEFINE_PER_CPU(struct pte_cpu, pte_cpu);
+static struct lock_site *lock_sites;	/* [cpu][MAX_SITES] */
+static DEFINE_PER_CPU(struct lock_cpu, lock_cpu);
+static struct sleep_hold sleep_held[SLEEP_SLOTS];
+static atomic_t nr_sleep_open;
+static atomic64_t slot_overflow;	/* sleeping holds without a slot */
+static unsigned long spin_lock_start, spin_lock_end;
 
 /*
  * A split PTE lock lives in its page table's struct page: the lock is a
  * PTE lock when lock - offsetof(struct page, ptl) is a struct page of the
  * memory map (pfn round trip).  Without split PTE locks (or with allocated
- * ones, under lockdep) every lock taken in a user counts.
+ * ones, under lockdep) every spinlock taken in a PTE user that is not an
+ * i_mmap or anon_vma lock counts.
  */
-static inline bool is_pte_lock(spinlock_t *lock)
+static inline bool is_pte_lock(void *lock)
 {
 #if USE_SPLIT_PTE_PTLOCKS && !ALLOC_SPLIT_PTLOCKS
 	struct page *pg = (struct page *)((unsigned long)lock -
@@ -427,6 +563,56 @@ static inline bool is_pte_lock(spinlock_t *lock)
 #endif
 }
 
+/* An address_space's i_mmap lock: its host's i_mapping points back. */
+static bool is_i_mmap_lock(void *lock)
+{
+#ifdef I_MMAP_MEMBER
+	struct address_space *mapping =
+		container_of(lock, struct address_space, I_MMAP_MEMBER);
+	struct address_space *back;
+	struct inode *host;
+
+	return !get_kernel_nofault(host, &mapping->host) && host &&
+	       !get_kernel_nofault(back, &host->i_mapping) && back == mapping;
+#else
+	return false;
+#endif
+}
+
+/* An anon_vma lock: the lock taken is always the root anon_vma's. */
+static bool is_anon_vma_lock(void *lock)
+{
+#ifdef ANON_VMA_MEMBER
+	struct anon_vma *av = container_of(lock, struct anon_vma,
+					   ANON_VMA_MEMBER);
+	struct anon_vma *root;
+
+	return !get_kernel_nofault(root, &av->root) && root == av;
+#else
+	return false;
+#endif
+}
+
+/* rwsem readers and writers take the same lock */
+static inline int mode_family(int mode)
+{
+	return mode == MODE_RWSEM_R ? MODE_RWSEM_W : mode;
+}
+
+/* The kind of lock a lock call of this mode takes, or -1. */
+static int lock_kind(void *lock, int mode)
+{
+	int family = mode_family(mode);
+
+	if (lock_mode[L_I_MMAP] == family && is_i_mmap_lock(lock))
+		return L_I_MMAP;
+	if (lock_mode[L_ANON_VMA] == family && is_anon_vma_lock(lock))
+		return L_ANON_VMA;
+	if (family == MODE_SPIN && is_pte_lock(lock))
+		return L_PTE;
+	return -1;
+}
+
 /* users[] is sorted by start: is ret inside one of them? */
 static inline bool in_user(unsigned long ret)
 {
@@ -445,81 +631,119 @@ static inline bool in_user(unsigned long ret)
 	return false;
 }
 
-static struct pte_site *site_of(int cpu, unsigned long ret)
+static struct lock_site *site_of(int cpu, unsigned long ret, int kind,
+				 int mode)
 {
-	struct pte_site *t = &pte_sites[(size_t)cpu * MAX_SITES];
-	unsigned long h = hash_long(ret, 32);
+	struct lock_site *t = &lock_sites[(size_t)cpu * MAX_SITES];
+	unsigned long h = hash_long(ret ^ (kind << 4 | mode), 32);
 	unsigned int i;
 
 	for (i = 0; i < PROBE_LEN; i++) {
-		struct pte_site *s = &t[(h + i) & (MAX_SITES - 1)];
+		struct lock_site *s = &t[(h + i) & (MAX_SITES - 1)];
 
-		if (s->ret == ret)
+		if (s->ret == ret && s->kind == kind && s->mode == mode)
 			return s;
 		if (!s->ret) {
 			s->ret = ret;
+			s->kind = kind;
+			s->mode = mode;
 			return s;
 		}
 	}
+	this_cpu_inc(lock_cpu.site_overflow);
 	return NULL;
 }
 
-static void hold_begin(spinlock_t *lock, unsigned long ret)
+static void site_add(struct lock_site *st, u64 d, u64 wait, bool waited)
 {
-	struct pte_cpu *pc = this_cpu_ptr(&pte_cpu);
-	struct win_start *w = this_cpu_ptr(&win_start[W_PREEMPT]);
-	int cpu = smp_processor_id();
-	struct pte_site *site;
-	struct held *h = NULL;
-	int i;
+	st->n++;
+	st->total += d;
+	if (d > st->max)
+		st->max = d;
+	st->hist[ns_bucket(d)]++;
+	if (waited) {
+		st->waits++;
+		st->wait_total += wait;
+		if (wait > st->wait_max)
+			st->wait_max = wait;
+	}
+}
 
-	if (!is_pte_lock(lock)) {
-		pc->nonptl++;
+/*
+ * The window a spinning hold's acquisition opens is tagged with its lock,
+ * provided it is opened from inside _raw_spin_lock: the tag is cleared by
+ * every lock call and taken by the next window to begin.
+ */
+static u8 take_pending_lock(unsigned long ip)
+{
+	u8 lock = this_cpu_read(lock_cpu.pending_lock);
+
+	if (!lock)
+		return 0;
+	this_cpu_write(lock_cpu.pending_lock, 0);
+	return ip >= spin_lock_start && ip < spin_lock_end ? lock : 0;
+}
+
+/* --- spinning holds (irqs off, this CPU) */
+
+static void spin_hold_begin(void *lock, unsigned long ret)
+{
+	struct lock_cpu *lc = this_cpu_ptr(&lock_cpu);
+	struct win_start *w = this_cpu_ptr(&win_start[W_PREEMPT]);
+	struct lock_site *site;
+	struct held *h = NULL;
+	int kind, i;
+
+	kind = lock_kind(lock, MODE_SPIN);
+	if (kind < 0) {
+		lc->nonlock++;
 		return;
 	}
-	site = site_of(cpu, ret);
-	if (!site) {
-		pc->site_overflow++;
+	site = site_of(smp_processor_id(), ret, kind, MODE_SPIN);
+	if (!site)
 		return;
-	}
 	for (i = 0; i < HELD_SLOTS; i++) {
-		if (pc->held[i].lock == lock) {
-			h = &pc->held[i];	/* its unlock went unseen */
+		if (lc->held[i].lock == lock) {
+			h = &lc->held[i];	/* its unlock went unseen */
 			break;
 		}
-		if (!h && !pc->held[i].lock)
-			h = &pc->held[i];
+		if (!h && !lc->held[i].lock)
+			h = &lc->held[i];
 	}
 	if (!h)
-		h = &pc->held[0];
+		h = &lc->held[0];
 	if (h->lock)
 		h->site->lost++;
 	else
-		pc->nr_held++;
+		lc->nr_held++;
 	h->lock = lock;
 	h->site = site;
 	/* the lock is taken in this window, or disables preemption anew */
 	h->opened = !(w->active && w->gen == mw_gen);
+	if (h->opened)
+		lc->pending_lock = kind + 1;
 	h->window = w->seq;
+	h->acquired = 0;
+	h->wait_begin = 0;
 	h->ts = local_clock();
 }
 
-static void hold_end(spinlock_t *lock, u64 now)
+static void spin_hold_end(void *lock, u64 now)
 {
-	struct pte_cpu *pc = this_cpu_ptr(&pte_cpu);
+	struct lock_cpu *lc = this_cpu_ptr(&lock_cpu);
 	struct win_start *w = this_cpu_ptr(&win_start[W_PREEMPT]);
 	struct held *h;
-	struct pte_site *st;
-	u64 start, d;
+	struct lock_site *st;
+	u64 start;
 	int i;
 
 	for (i = 0; i < HELD_SLOTS; i++) {
-		h = &pc->held[i];
+		h = &lc->held[i];
 		if (h->lock != lock)
 			continue;
 		st = h->site;
 		h->lock = NULL;
-		pc->nr_held--;
+		lc->nr_held--;
 		if (!w->active || w->gen != mw_gen) {
 			st->discarded++;
 			return;
@@ -532,56 +756,188 @@ static void hold_end(spinlock_t *lock, u64 now)
 		 * A hold that opened its window starts when the window did:
 		 * the preempt_disable tracepoint between the hook and the
 		 * acquisition is instrumentation, which a hold nested in an
-		 * open window does not pay.  An interrupt or a preemption
-		 * between the hook and the acquisition only delays that
-		 * window; a window older than the hook means a stale slot.
-		 * A nested hold must end in the window it began in.
+		 * open window does not pay; after a contended wait it starts
+		 * when the wait ended.  An interrupt or a preemption between
+		 * the hook and the acquisition only delays that window; a
+		 * window older than the hook means a stale slot.  A nested
+		 * hold must end in the window it began in.
 		 */
 		if (h->opened ? w->ts < h->ts : w->seq != h->window) {
 			st->discarded++;
 			return;
 		}
-		start = h->opened ? w->ts : h->ts;
-		d = now - start;
-		st->n++;
-		st->total += d;
-		if (d > st->max)
-			st->max = d;
-		st->hist[ns_bucket(d)]++;
+		if (h->acquired)
+			start = h->acquired;
+		else
+			start = h->opened ? w->ts : h->ts;
+		site_add(st, now - start, h->acquired - h->wait_begin,
+			 h->acquired);
 		return;
 	}
 }
 
+/* --- sleeping holds (any CPU; the task's own slots) */
+
+static struct sleep_hold *sleep_slot(void *lock)
+{
+	int i;
+
+	for (i = 0; i < SLEEP_SLOTS; i++)
+		if (READ_ONCE(sleep_held[i].lock) == lock &&
+		    READ_ONCE(sleep_held[i].task) == current)
+			return &sleep_held[i];
+	return NULL;
+}
+
+static void sleep_free(struct sleep_hold *sh)
+{
+	WRITE_ONCE(sh->task, NULL);
+	smp_wmb();	/* no task matches before the slot is free */
+	WRITE_ONCE(sh->lock, NULL);
+	atomic_dec(&nr_sleep_open);
+}
+
+static void sleep_hold_begin(void *lock, unsigned long ret, int mode)
+{
+	struct sleep_hold *sh;
+	unsigned long flags;
+	int kind, i;
+
+	kind = lock_kind(lock, mode);
+	if (kind < 0) {
+		this_cpu_inc(lock_cpu.nonlock);
+		return;
+	}
+	sh = sleep_slot(lock);
+	if (sh) {
+		/* taken again by its holder: the unlock went unseen */
+		struct lock_site *st;
+
+		raw_local_irq_save(flags);
+		st = site_of(smp_processor_id(), sh->ret, sh->kind, sh->mode);
+		if (st)
+			st->lost++;
+		raw_local_irq_restore(flags);
+		sleep_free(sh);
+	}
+	for (i = 0, sh = NULL; i < SLEEP_SLOTS && !sh; i++)
+		if (!READ_ONCE(sleep_held[i].lock) &&
+		    !cmpxchg(&sleep_held[i].lock, NULL, lock))
+			sh = &sleep_held[i];
+	if (!sh) {
+		atomic64_inc(&slot_overflow);
+		return;
+	}
+	atomic_inc(&nr_sleep_open);
+	sh->ret = ret;
+	sh->kind = kind;
+	sh->mode = mode;
+	sh->acquired = 0;
+	sh->wait_begin = 0;
+	sh->ctxsw = current->nvcsw + current->nivcsw;
+	sh->ts = local_clock();
+	smp_wmb();	/* the slot complete before it can match */
+	WRITE_ONCE(sh->task, current);
+}
+
+static void sleep_hold_end(void *lock, u64 now)
+{
+	struct sleep_hold *sh = sleep_slot(lock);
+	struct lock_site *st;
+	unsigned long flags;
+
+	if (!sh)
+		return;
+	raw_local_irq_save(flags);
+	st = site_of(smp_processor_id(), sh->ret, sh->kind, sh->mode);
+	if (st) {
+		site_add(st, now - (sh->acquired ? sh->acquired : sh->ts),
+			 sh->acquired - sh->wait_begin, sh->acquired);
+		if (current->nvcsw + current->nivcsw != sh->ctxsw)
+			st->slept++;
+	}
+	raw_local_irq_restore(flags);
+	sleep_free(sh);
+}
+
+/* --- waits: lock:contention_begin/end, on either kind of hold */
+
+static void notrace mw_contention_begin(void *data, void *lock,
+					unsigned int lcb_flags)
+{
+	struct lock_cpu *lc = this_cpu_ptr(&lock_cpu);
+	struct sleep_hold *sh;
+	unsigned long flags;
+	u64 now;
+	int i;
+
+	if (!READ_ONCE(mw_enabled) || in_nmi())
+		return;
+	now = local_clock();
+	raw_local_irq_save(flags);
+	for (i = 0; i < HELD_SLOTS; i++)
+		if (lc->held[i].lock == lock)
+			lc->held[i].wait_begin = now;
+	raw_local_irq_restore(flags);
+	if (atomic_read(&nr_sleep_open)) {
+		sh = sleep_slot(lock);
+		if (sh)
+			sh->wait_begin = now;
+	}
+}
+
+static void notrace mw_contention_end(void *data, void *lock, int ret)
+{
+	struct lock_cpu *lc = this_cpu_ptr(&lock_cpu);
+	struct sleep_hold *sh;
+	unsigned long flags;
+	u64 now;
+	int i;
+
+	if (!READ_ONCE(mw_enabled) || in_nmi())
+		return;
+	now = local_clock();
+	raw_local_irq_save(flags);
+	for (i = 0; i < HELD_SLOTS; i++)
+		if (lc->held[i].lock == lock && lc->held[i].wait_begin)
+			lc->held[i].acquired = now;
+	raw_local_irq_restore(flags);
+	if (atomic_read(&nr_sleep_open)) {
+		sh = sleep_slot(lock);
+		if (sh && sh->wait_begin)
+			sh->acquired = now;
+	}
+}
+
 /*
- * ftrace hooks, called at the entry of _raw_spin_lock/_raw_spin_unlock
- * with preemption on or off: the per-CPU hold state is kept consistent
- * with raw (untraced) irq disabling.  NMIs may take spinlocks inside our
- * critical section, so they are left alone.
- *
- * The lock hook also raises the preempt count without tracing: pfn_valid()
- * takes rcu_read_lock_sched(), whose preempt_disable() would otherwise be
- * an outermost one and open a window of ours.  (Should it reschedule on
- * the way out, the hold no longer lies in one window and is discarded.)
+ * ftrace hooks, called at the entry of the lock and unlock functions with
+ * preemption on or off.  Each raises the preempt count without tracing
+ * from its read of the flag to its last write (stop waits for that), and
+ * so that pfn_valid()'s rcu_read_lock_sched() does not open a window of
+ * ours; per-CPU state is written with raw (untraced) irqs off.  NMIs may
+ * take spinlocks inside our critical section, so they are left alone.
  */
-static void notrace mw_lock_hook(unsigned long ip, unsigned long parent_ip,
-				 struct ftrace_ops *op,
-				 struct ftrace_regs *fregs)
+static void notrace mw_spin_lock_hook(unsigned long ip, unsigned long parent_ip,
+				      struct ftrace_ops *op,
+				      struct ftrace_regs *fregs)
 {
 	unsigned long flags;
 
-	/* preemption off before the flag is read: stop waits for us */
 	preempt_disable_notrace();
-	if (READ_ONCE(mw_enabled) && !in_nmi() && in_user(parent_ip)) {
+	if (READ_ONCE(mw_enabled) && !in_nmi()) {
 		raw_local_irq_save(flags);
-		hold_begin((spinlock_t *)fregs->regs.di, parent_ip);
+		this_cpu_write(lock_cpu.pending_lock, 0);
+		if (in_user(parent_ip))
+			spin_hold_begin((void *)fregs->regs.di, parent_ip);
 		raw_local_irq_restore(flags);
 	}
 	preempt_enable_notrace();
 }
 
-static void notrace mw_unlock_hook(unsigned long ip, unsigned long parent_ip,
-				   struct ftrace_ops *op,
-				   struct ftrace_regs *fregs)
+static void notrace mw_spin_unlock_hook(unsigned long ip,
+					unsigned long parent_ip,
+					struct ftrace_ops *op,
+					struct ftrace_regs *fregs)
 {
 	unsigned long flags;
 	u64 now;
@@ -589,31 +945,101 @@ static void notrace mw_unlock_hook(unsigned long ip, unsigned long parent_ip,
 	/*
 	 * Called with preemption off (a spinlock is held) and inside the
 	 * window that lock keeps open: return before reading the clock
-	 * unless a PTE-lock hold is open on this CPU.
+	 * unless a hold is open on this CPU.
 	 */
 	if (!READ_ONCE(mw_enabled) || in_nmi() ||
-	    !this_cpu_read(pte_cpu.nr_held))
+	    !this_cpu_read(lock_cpu.nr_held))
 		return;
 	now = local_clock();
 	raw_local_irq_save(flags);
-	hold_end((spinlock_t *)fregs->regs.di, now);
+	spin_hold_end((void *)fregs->regs.di, now);
 	raw_local_irq_restore(flags);
 }
 
+static __always_inline void sleep_lock_hook(unsigned long parent_ip,
+					    struct ftrace_regs *fregs,
+					    int mode)
+{
+	preempt_disable_notrace();
+	if (READ_ONCE(mw_enabled) && in_task() && in_user(parent_ip))
+		sleep_hold_begin((void *)fregs->regs.di, parent_ip, mode);
+	preempt_enable_notrace();
+}
+
+static void notrace mw_mutex_lock_hook(unsigned long ip,
+				       unsigned long parent_ip,
+				       struct ftrace_ops *op,
+				       struct ftrace_regs *fregs)
+{
+	sleep_lock_hook(parent_ip, fregs, MODE_MUTEX);
+}
+
+static void notrace mw_down_write_hook(unsigned long ip,
+				       unsigned long parent_ip,
+				       struct ftrace_ops *op,
+				       struct ftrace_regs *fregs)
+{
+	sleep_lock_hook(parent_ip, fregs, MODE_RWSEM_W);
+}
+
+static void notrace mw_down_read_hook(unsigned long ip,
+				      unsigned long parent_ip,
+				      struct ftrace_ops *op,
+				      struct ftrace_regs *fregs)
+{
+	sleep_lock_hook(parent_ip, fregs, MODE_RWSEM_R);
+}
+
+/* mutex_unlock, up_write, up_read: by (task, lock), so any caller */
+static void notrace mw_sleep_unlock_hook(unsigned long ip,
+					 unsigned long parent_ip,
+					 struct ftrace_ops *op,
+					 struct ftrace_regs *fregs)
+{
+	u64 now;
+
+	if (!READ_ONCE(mw_enabled) || !atomic_read(&nr_sleep_open) ||
+	    !in_task())
+		return;
+	now = local_clock();
+	preempt_disable_notrace();
+	sleep_hold_end((void *)fregs->regs.di, now);
+	preempt_enable_notrace();
+}
+
 /*
- * FTRACE_OPS_FL_RECURSION: the hooks call nothing that is traced by these
- * ops, so ftrace can call them directly rather than through its recursion
- * guard.
+ * The hooked functions.  FTRACE_OPS_FL_RECURSION: the hooks call nothing
+ * that these ops trace, so ftrace can call them directly rather than
+ * through its recursion guard.  Only the families the kernel's i_mmap and
+ * anon_vma locks use are hooked (the spinlock always, for the PTE lock).
  */
-static struct ftrace_ops lock_ops = {
-	.func = mw_lock_hook,
-	.flags = FTRACE_OPS_FL_RECURSION,
+struct lock_hook {
+	const char *func;
+	int family;
+	struct ftrace_ops ops;
+	bool registered;
 };
 
-static struct ftrace_ops unlock_ops = {
-	.func = mw_unlock_hook,
-	.flags = FTRACE_OPS_FL_RECURSION,
+#define LOCK_HOOK(fn, fam, cb)						\
+	{ .func = fn, .family = fam,					\
+	  .ops = { .func = cb, .flags = FTRACE_OPS_FL_RECURSION } }
+
+static struct lock_hook lock_hooks[] = {
+	LOCK_HOOK("_raw_spin_lock", MODE_SPIN, mw_spin_lock_hook),
+	LOCK_HOOK("_raw_spin_unlock", MODE_SPIN, mw_spin_unlock_hook),
+	LOCK_HOOK("mutex_lock", MODE_MUTEX, mw_mutex_lock_hook),
+	LOCK_HOOK("mutex_unlock", MODE_MUTEX, mw_sleep_unlock_hook),
+	LOCK_HOOK("down_write", MODE_RWSEM_W, mw_down_write_hook),
+	LOCK_HOOK("down_read", MODE_RWSEM_W, mw_down_read_hook),
+	LOCK_HOOK("up_write", MODE_RWSEM_W, mw_sleep_unlock_hook),
+	LOCK_HOOK("up_read", MODE_RWSEM_W, mw_sleep_unlock_hook),
 };
+
+static bool hook_wanted(const struct lock_hook *lh)
+{
+	return lh->family == MODE_SPIN || lh->family == I_MMAP_MODE ||
+	       lh->family == ANON_VMA_MODE;
+}
 
 /* Address and size of a kernel function, or an error. */
 static int func_range(const char *name, unsigned long *start,
@@ -660,7 +1086,7 @@ static void add_user(const char *name)
 		if (users[i].start == start)
 			return;
 	if (nr_users >= MAX_USERS) {
-		pr_warn("mmlat_windows: more than %d PTE-lock users, %s left out\n",
+		pr_warn("mmlat_windows: more than %d lock users, %s left out\n",
 			MAX_USERS, name);
 		return;
 	}
@@ -679,13 +1105,18 @@ static int cmp_user(const void *a, const void *b)
 
 static char *extra_sites;
 
-static int pte_init(void)
+static int locks_init(void)
 {
+	unsigned long size;
 	char *p, *name;
-	int i;
+	int i, ret;
 
-	for (i = 0; i < ARRAY_SIZE(pte_users); i++)
-		add_user(pte_users[i]);
+	ret = func_range("_raw_spin_lock", &spin_lock_start, &size);
+	if (ret)
+		return ret;
+	spin_lock_end = spin_lock_start + size;
+	for (i = 0; i < ARRAY_SIZE(lock_users); i++)
+		add_user(lock_users[i]);
 	if (sites) {
 		extra_sites = kstrdup(sites, GFP_KERNEL);
 		if (!extra_sites)
@@ -696,9 +1127,9 @@ static int pte_init(void)
 				add_user(name);
 	}
 	sort(users, nr_users, sizeof(users[0]), cmp_user, NULL);
-	pte_sites = vzalloc(array3_size(nr_cpu_ids, MAX_SITES,
-					sizeof(*pte_sites)));
-	return pte_sites ? 0 : -ENOMEM;
+	lock_sites = vzalloc(array3_size(nr_cpu_ids, MAX_SITES,
+					 sizeof(*lock_sites)));
+	return lock_sites ? 0 : -ENOMEM;
 }
 
 static int hook_function(struct ftrace_ops *ops, const char *func)
@@ -728,6 +1159,17 @@ static void unregister_tracepoints(void)
 	tracepoint_synchronize_unregister();
 }
 
+static void unregister_lock_hooks(void)
+{
+	int i;
+
+	for (i = ARRAY_SIZE(lock_hooks) - 1; i >= 0; i--) {
+		if (lock_hooks[i].registered)
+			unregister_ftrace_function(&lock_hooks[i].ops);
+		lock_hooks[i].registered = false;
+	}
+}
+
 static int register_probes(void)
 {
 	int i, ret;
@@ -743,45 +1185,45 @@ static int register_probes(void)
 			tp_hooks[i].tp = NULL;
 		}
 	}
-	if (!ptelock)
+	if (!locks)
 		return 0;
-	ret = hook_function(&lock_ops, "_raw_spin_lock");
-	if (ret)
-		goto err_tp;
-	ret = hook_function(&unlock_ops, "_raw_spin_unlock");
-	if (ret)
-		goto err_lock;
+	for (i = 0; i < ARRAY_SIZE(lock_hooks); i++) {
+		if (!hook_wanted(&lock_hooks[i]))
+			continue;
+		ret = hook_function(&lock_hooks[i].ops, lock_hooks[i].func);
+		if (ret) {
+			unregister_lock_hooks();
+			unregister_tracepoints();
+			return ret;
+		}
+		lock_hooks[i].registered = true;
+	}
 	return 0;
-
-err_lock:
-	unregister_ftrace_function(&lock_ops);
-err_tp:
-	unregister_tracepoints();
-	return ret;
 }
 
 static void unregister_probes(void)
 {
-	if (ptelock) {
-		unregister_ftrace_function(&unlock_ops);
-		unregister_ftrace_function(&lock_ops);
-	}
+	unregister_lock_hooks();
 	unregister_tracepoints();
 }
 
 /* Holds still open when recording stopped: neither measured nor lost. */
-static u64 in_flight(void)
+static u64 held_at_stop[L_KINDS];
+
+static void count_in_flight(void)
 {
-	u64 n = 0;
 	int cpu, i;
 
+	memset(held_at_stop, 0, sizeof(held_at_stop));
 	for_each_possible_cpu(cpu)
 		for (i = 0; i < HELD_SLOTS; i++)
-			n += !!per_cpu(pte_cpu, cpu).held[i].lock;
-	return n;
+			if (per_cpu(lock_cpu, cpu).held[i].lock)
+				held_at_stop[per_cpu(lock_cpu, cpu).held[i].site->kind]++;
+	for (i = 0; i < SLEEP_SLOTS; i++)
+		if (READ_ONCE(sleep_held[i].lock))
+			held_at_stop[sleep_held[i].kind]++;
 }
 
-static u64 held_at_stop;
 
 /*
  * Registering patches kernel text (the ftrace call sites) and waits for
@@ -825,7 +1267,7 @@ static void stop_recording(void)
 	if (READ_ONCE(mw_enabled)) {
 		WRITE_ONCE(mw_enabled, 0);
 		synchronize_rcu();
-		held_at_stop = in_flight();
+		count_in_flight();
 	}
 	mutex_unlock(&state_lock);
 }
@@ -843,19 +1285,41 @@ static void disarm_probes(void)
 
 /* ----------------------------------------------------------------- /proc */
 
-static void print_ip(struct seq_file *m, const char *key, unsigned long ip)
+/* One frame as "func+0x1a/0x200", without a module's " [name]". */
+static void print_frame(struct seq_file *m, unsigned long ip)
 {
-	if (ip == IDLE_IP)
-		seq_printf(m, " %s=[idle]", key);
-	else if (!ip)
-		seq_printf(m, " %s=[none]", key);
-	else
-		seq_printf(m, " %s=%pS", key, (void *)ip);
+	char buf[KSYM_SYMBOL_LEN];
+
+	if (ip == IDLE_IP) {
+		seq_puts(m, "[idle]");
+		return;
+	}
+	sprint_symbol(buf, ip);
+	strreplace(buf, ' ', '\0');
+	seq_puts(m, buf);
+}
+
+static void print_stack(struct seq_file *m, const unsigned long *stack,
+			unsigned int depth)
+{
+	unsigned int i;
+
+	seq_puts(m, " stack=");
+	for (i = 0; i < depth; i++) {
+		if (i)
+			seq_putc(m, ',');
+		print_frame(m, stack[i]);
+	}
+}
+
+static const char *lock_tag(u8 lock)
+{
+	return lock ? lock_name[lock - 1] : "none";
 }
 
 /* Sums for the show functions (too large for the stack); state_lock. */
 static struct win_stats sum_win;
-static struct pte_site sum_site;
+static struct lock_site sum_site;
 static u32 sum_hist[NBUCKETS];
 
 static void show_kind(struct seq_file *m, int kind)
@@ -878,8 +1342,9 @@ static void show_kind(struct seq_file *m, int kind)
 		t->overflow_max = max(t->overflow_max, st->overflow_max);
 		if (st->max >= t->max) {
 			t->max = st->max;
-			t->max_ip = st->max_ip;
-			t->max_parent = st->max_parent;
+			t->max_open_depth = st->max_open_depth;
+			t->max_lock = st->max_lock;
+			memcpy(t->max_open, st->max_open, sizeof(t->max_open));
 			t->max_depth = st->max_depth;
 			memcpy(t->max_stack, st->max_stack,
 			       sizeof(t->max_stack));
@@ -887,21 +1352,26 @@ static void show_kind(struct seq_file *m, int kind)
 		for (b = 0; b < NBUCKETS; b++)
 			t->hist[b] += st->hist[b];
 	}
-	seq_printf(m, "kind %s n=%llu total_ns=%llu max_ns=%llu unmatched=%llu nested_begin=%llu edge=%llu idle_cut=%llu keyed=%llu overflow=%llu overflow_max_ns=%llu",
+	seq_printf(m, "kind %s n=%llu total_ns=%llu max_ns=%llu unmatched=%llu nested_begin=%llu edge=%llu idle_cut=%llu keyed=%llu overflow=%llu overflow_max_ns=%llu max_lock=%s\n",
 		   kind_name[kind], t->n, t->total, t->max, t->unmatched,
 		   t->nested_begin, t->edge, t->idle_cut, t->keyed,
-		   t->overflow, t->overflow_max);
-	print_ip(m, "max_caller", t->max_ip);
-	print_ip(m, "max_parent", t->max_parent);
-	seq_putc(m, '\n');
-	for (i = 0; i < t->max_depth; i++)
-		seq_printf(m, "maxstack %s %d %pS\n", kind_name[kind], i,
-			   (void *)t->max_stack[i]);
+		   t->overflow, t->overflow_max, lock_tag(t->max_lock));
+	for (i = 0; i < t->max_open_depth; i++) {
+		seq_printf(m, "maxopen %s %d ", kind_name[kind], i);
+		print_frame(m, t->max_open[i]);
+		seq_putc(m, '\n');
+	}
+	for (i = 0; i < t->max_depth; i++) {
+		seq_printf(m, "maxstack %s %d ", kind_name[kind], i);
+		print_frame(m, t->max_stack[i]);
+		seq_putc(m, '\n');
+	}
 	for (b = 0; b < NBUCKETS; b++)
 		if (t->hist[b])
 			seq_printf(m, "bucket %s lo_ns=%llu hi_ns=%llu n=%llu\n",
-				   kind_name[kind], bucket_lo(b),
-				   b + 1 < NBUCKETS ? bucket_lo(b + 1) : U64_MAX,
+				   kind_name[kind], bucket_lo(b, SUB_BITS),
+				   b + 1 < NBUCKETS ?
+				   bucket_lo(b + 1, SUB_BITS) : U64_MAX,
 				   t->hist[b]);
 }
 
@@ -910,10 +1380,10 @@ static int windows_show(struct seq_file *m, void *v)
 	int cpu, kind, i;
 
 	mutex_lock(&state_lock);
-	seq_puts(m, "mmlat_windows 2\n");
-	seq_printf(m, "param clock=local_clock thresh_ns=%llu table_size=%u cpus=%u sub_bits=%d running=%d",
+	seq_puts(m, "mmlat_windows 3\n");
+	seq_printf(m, "param clock=local_clock thresh_ns=%llu table_size=%u cpus=%u sub_bits=%d key_sub_bits=%d open_depth=%d running=%d",
 		   thresh_ns, table_size, num_possible_cpus(), SUB_BITS,
-		   READ_ONCE(mw_enabled));
+		   KEY_SUB_BITS, OPEN_DEPTH, READ_ONCE(mw_enabled));
 	for (i = 0; i < ARRAY_SIZE(tp_hooks); i++)
 		seq_printf(m, " %s=%d", tp_hooks[i].name, !!tp_hooks[i].tp);
 	seq_putc(m, '\n');
@@ -925,14 +1395,14 @@ static int windows_show(struct seq_file *m, void *v)
 			struct win_key *k = wtable(cpu, kind);
 
 			for (i = 0; i < table_size; i++) {
-				if (!k[i].ip)
+				if (!k[i].depth)
 					continue;
-				seq_printf(m, "key %s cpu=%d n=%llu total_ns=%llu max_ns=%llu",
+				seq_printf(m, "key %s cpu=%d n=%llu total_ns=%llu max_ns=%llu lock=%s",
 					   kind_name[kind], cpu, k[i].n,
-					   k[i].total, k[i].max);
-				print_ip(m, "caller", k[i].ip);
-				print_ip(m, "parent", k[i].parent);
-				print_buckets(m, k[i].hist);
+					   k[i].total, k[i].max,
+					   lock_tag(k[i].lock));
+				print_stack(m, k[i].stack, k[i].depth);
+				print_buckets(m, k[i].hist, KEY_SUB_BITS);
 				seq_putc(m, '\n');
 			}
 		}
@@ -941,33 +1411,43 @@ static int windows_show(struct seq_file *m, void *v)
 	return 0;
 }
 
-/* Sum one call site (by return address) over every CPU's table. */
-static void sum_site_of(unsigned long ret)
+static inline bool same_site(const struct lock_site *a,
+			     const struct lock_site *b)
 {
-	struct pte_site *t = &sum_site;
+	return a->ret == b->ret && a->kind == b->kind && a->mode == b->mode;
+}
+
+/* Sum one call site over every CPU's table. */
+static void sum_site_of(const struct lock_site *key)
+{
+	struct lock_site *t = &sum_site;
 	int cpu, i, b;
 
 	memset(t, 0, sizeof(*t));
 	memset(sum_hist, 0, sizeof(sum_hist));
 	for_each_possible_cpu(cpu) {
-		struct pte_site *tab = &pte_sites[(size_t)cpu * MAX_SITES];
+		struct lock_site *tab = &lock_sites[(size_t)cpu * MAX_SITES];
 
 		for (i = 0; i < MAX_SITES; i++) {
-			if (tab[i].ret != ret)
+			if (!same_site(&tab[i], key))
 				continue;
 			t->n += tab[i].n;
 			t->total += tab[i].total;
 			t->max = max(t->max, tab[i].max);
 			t->lost += tab[i].lost;
 			t->discarded += tab[i].discarded;
+			t->slept += tab[i].slept;
+			t->waits += tab[i].waits;
+			t->wait_total += tab[i].wait_total;
+			t->wait_max = max(t->wait_max, tab[i].wait_max);
 			for (b = 0; b < NBUCKETS; b++)
 				sum_hist[b] += tab[i].hist[b];
 		}
 	}
 }
 
-/* Was ret already printed from the table of an earlier CPU? */
-static bool site_seen(int cpu, unsigned long ret)
+/* Was this site already printed from the table of an earlier CPU? */
+static bool site_seen(int cpu, const struct lock_site *key)
 {
 	int c, i;
 
@@ -975,51 +1455,64 @@ static bool site_seen(int cpu, unsigned long ret)
 		if (!cpu_possible(c))
 			continue;
 		for (i = 0; i < MAX_SITES; i++)
-			if (pte_sites[(size_t)c * MAX_SITES + i].ret == ret)
+			if (same_site(&lock_sites[(size_t)c * MAX_SITES + i],
+				      key))
 				return true;
 	}
 	return false;
 }
 
-static int ptelock_show(struct seq_file *m, void *v)
+static int locks_show(struct seq_file *m, void *v)
 {
-	u64 holds = 0, lost = 0, discarded = 0, nonptl = 0, overflow = 0;
+	u64 holds[L_KINDS] = {}, lost[L_KINDS] = {}, discarded[L_KINDS] = {};
+	u64 nonlock = 0, overflow = 0;
 	int cpu, i;
 
 	mutex_lock(&state_lock);
-	seq_puts(m, "mmlat_ptelock 2\n");
-	seq_printf(m, "param clock=local_clock method=ftrace-caller functions=%d missing=%d ptl_filter=%s sub_bits=%d running=%d\n",
+	seq_puts(m, "mmlat_locks 3\n");
+	seq_printf(m, "param clock=local_clock method=ftrace-caller functions=%d missing=%d ptl_filter=%s i_mmap=%s anon_vma=%s sub_bits=%d running=%d\n",
 		   nr_users, nr_missing,
 		   (USE_SPLIT_PTE_PTLOCKS && !ALLOC_SPLIT_PTLOCKS) ?
-		   "struct-page" : "none", SUB_BITS, READ_ONCE(mw_enabled));
+		   "struct-page" : "none", mode_name[I_MMAP_MODE],
+		   mode_name[ANON_VMA_MODE], SUB_BITS, READ_ONCE(mw_enabled));
 	for (i = 0; i < nr_users; i++)
 		seq_printf(m, "user %s size=%lu\n", users[i].name,
 			   users[i].end - users[i].start);
 	for_each_possible_cpu(cpu) {
-		struct pte_site *tab = &pte_sites[(size_t)cpu * MAX_SITES];
+		struct lock_site *tab = &lock_sites[(size_t)cpu * MAX_SITES];
 
-		nonptl += per_cpu(pte_cpu, cpu).nonptl;
-		overflow += per_cpu(pte_cpu, cpu).site_overflow;
+		nonlock += per_cpu(lock_cpu, cpu).nonlock;
+		overflow += per_cpu(lock_cpu, cpu).site_overflow;
 		for (i = 0; i < MAX_SITES; i++) {
-			holds += tab[i].n;
-			lost += tab[i].lost;
-			discarded += tab[i].discarded;
+			if (!tab[i].ret)
+				continue;
+			holds[tab[i].kind] += tab[i].n;
+			lost[tab[i].kind] += tab[i].lost;
+			discarded[tab[i].kind] += tab[i].discarded;
 		}
 	}
-	seq_printf(m, "total holds=%llu lost=%llu discarded=%llu nonptl=%llu site_overflow=%llu in_flight=%llu\n",
-		   holds, lost, discarded, nonptl, overflow, held_at_stop);
+	for (i = 0; i < L_KINDS; i++)
+		seq_printf(m, "total lock=%s holds=%llu lost=%llu discarded=%llu in_flight=%llu\n",
+			   lock_name[i], holds[i], lost[i], discarded[i],
+			   held_at_stop[i]);
+	seq_printf(m, "total nonlock=%llu site_overflow=%llu slot_overflow=%lld\n",
+		   nonlock, overflow, atomic64_read(&slot_overflow));
 	for_each_possible_cpu(cpu) {
-		struct pte_site *tab = &pte_sites[(size_t)cpu * MAX_SITES];
+		struct lock_site *tab = &lock_sites[(size_t)cpu * MAX_SITES];
 
 		for (i = 0; i < MAX_SITES; i++) {
-			if (!tab[i].ret || site_seen(cpu, tab[i].ret))
+			if (!tab[i].ret || site_seen(cpu, &tab[i]))
 				continue;
-			sum_site_of(tab[i].ret);
-			seq_printf(m, "site lock n=%llu total_ns=%llu max_ns=%llu lost=%llu discarded=%llu at=%pS",
-				   sum_site.n, sum_site.total, sum_site.max,
-				   sum_site.lost, sum_site.discarded,
-				   (void *)tab[i].ret);
-			print_buckets(m, sum_hist);
+			sum_site_of(&tab[i]);
+			seq_printf(m, "site lock=%s mode=%s n=%llu total_ns=%llu max_ns=%llu lost=%llu discarded=%llu slept=%llu waits=%llu wait_total_ns=%llu wait_max_ns=%llu at=",
+				   lock_name[tab[i].kind],
+				   mode_name[tab[i].mode], sum_site.n,
+				   sum_site.total, sum_site.max, sum_site.lost,
+				   sum_site.discarded, sum_site.slept,
+				   sum_site.waits, sum_site.wait_total,
+				   sum_site.wait_max);
+			print_frame(m, tab[i].ret);
+			print_buckets(m, sum_hist, SUB_BITS);
 			seq_putc(m, '\n');
 		}
 	}
@@ -1057,9 +1550,9 @@ static int windows_open(struct inode *inode, struct file *file)
 	return single_open_size(file, windows_show, NULL, 1 << 22);
 }
 
-static int ptelock_open(struct inode *inode, struct file *file)
+static int locks_open(struct inode *inode, struct file *file)
 {
-	return single_open_size(file, ptelock_show, NULL, 1 << 18);
+	return single_open_size(file, locks_show, NULL, 1 << 18);
 }
 
 static const struct proc_ops windows_ops = {
@@ -1070,8 +1563,8 @@ static const struct proc_ops windows_ops = {
 	.proc_write = windows_write,
 };
 
-static const struct proc_ops ptelock_ops = {
-	.proc_open = ptelock_open,
+static const struct proc_ops locks_ops = {
+	.proc_open = locks_open,
 	.proc_read = seq_read,
 	.proc_lseek = seq_lseek,
 	.proc_release = single_release,
@@ -1079,11 +1572,13 @@ static const struct proc_ops ptelock_ops = {
 
 static void free_all(void)
 {
-	ftrace_free_filter(&unlock_ops);
-	ftrace_free_filter(&lock_ops);
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(lock_hooks); i++)
+		ftrace_free_filter(&lock_hooks[i].ops);
 	vfree(win_stats);
 	vfree(win_table);
-	vfree(pte_sites);
+	vfree(lock_sites);
 	kfree(extra_sites);
 }
 
@@ -1103,8 +1598,8 @@ static int __init mmlat_windows_init(void)
 		ret = -ENOMEM;
 		goto err;
 	}
-	if (ptelock) {
-		ret = pte_init();
+	if (locks) {
+		ret = locks_init();
 		if (ret)
 			goto err;
 	}
@@ -1113,9 +1608,9 @@ static int __init mmlat_windows_init(void)
 		if (!tp_hooks[i].tp)
 			pr_warn("mmlat_windows: no tracepoint %s\n",
 				tp_hooks[i].name);
-	/* without the lock hooks there is no PTE-lock file to read */
+	/* without the lock hooks there is no lock file to read */
 	if (!proc_create("mmlat_windows", 0600, NULL, &windows_ops) ||
-	    (ptelock && !proc_create("mmlat_ptelock", 0400, NULL, &ptelock_ops))) {
+	    (locks && !proc_create("mmlat_locks", 0400, NULL, &locks_ops))) {
 		ret = -ENOMEM;
 		goto err_proc;
 	}
@@ -1130,8 +1625,8 @@ err:
 
 static void __exit mmlat_windows_exit(void)
 {
-	if (ptelock)
-		remove_proc_entry("mmlat_ptelock", NULL);
+	if (locks)
+		remove_proc_entry("mmlat_locks", NULL);
 	remove_proc_entry("mmlat_windows", NULL);
 	disarm_probes();
 	free_all();
@@ -1139,5 +1634,5 @@ static void __exit mmlat_windows_exit(void)
 
 module_init(mmlat_windows_init);
 module_exit(mmlat_windows_exit);
-MODULE_DESCRIPTION("mmlat: preempt-off/irq-off windows and PTE-lock hold times");
+MODULE_DESCRIPTION("mmlat: preempt-off/irq-off windows and lock hold times");
 MODULE_LICENSE("GPL");
