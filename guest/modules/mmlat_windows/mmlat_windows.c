@@ -1224,7 +1224,6 @@ static void count_in_flight(void)
 			held_at_stop[sleep_held[i].kind]++;
 }
 
-
 /*
  * Registering patches kernel text (the ftrace call sites) and waits for
  * grace periods: "arm" does it before anything is measured, so that
