@@ -1,66 +1,170 @@
-"""Attribution of preempt-off / irq-off windows to classes a kernel
-developer recognises.  A window is described by its caller symbol (the
-function that disabled preemption/irqs) and its parent symbol (the caller's
-caller, typically the lock user).  Rules are tried top to bottom; the first
-rule whose pattern matches the caller or the parent wins.  Unknown -> other.
+"""Attribution of preempt-off / irq-off windows and lock holds to classes a
+kernel developer recognises.  The rules are data: guest/classes.txt, the one
+table of classes and lock users that guest/modules/mmlat_windows reads too
+(its header comment says what each column means).  It is parsed once, on
+import; a line it cannot read raises ClassesError naming the line.
+
+A window is described by its stack at open (the module's frame walk, opener
+first, "func+0x1a/0x200" frames) and by the lock the module tagged it with
+(the lock whose acquisition opened it), if any.
 """
 import re
+from dataclasses import dataclass
+from pathlib import Path
 
-# PTE-lock users that hold the lock themselves once the ones above are
-# inlined into them (6.1 x86-64: do_anonymous_page and handle_pte_fault into
-# __handle_mm_fault, change_pte_range into change_protection_range,
-# move_ptes into move_page_tables, follow_page_pte into follow_p4d_mask),
-# and the other users guest/modules/mmlat_windows probes.
-_PTE_OTHER_INLINED = (r"__handle_mm_fault|finish_mkwrite_fault|do_swap_page|do_numa_page|"
-                      r"change_protection_range|change_protection|move_page_tables|"
-                      r"try_to_migrate_one|mlock_pte_range|mincore_pte_range|walk_pgd_range|"
-                      r"__get_locked_pte|follow_pte|follow_page_pte|follow_p4d_mask|"
-                      r"unuse_pte_range|smaps_pte_range|clear_refs_pte_range|insert_pfn|"
-                      r"remap_pte_range|remap_pfn_range_notrack|vm_insert_pages?|"
-                      r"__apply_to_page_range|apply_to_pte_range|folio_referenced_one|"
-                      r"page_mapped_in_vma|swapin_walk_pmd_entry|follow_pfn|follow_phys|"
-                      r"generic_access_phys")
+CLASSES_PATH = Path(__file__).resolve().parents[2] / "guest" / "classes.txt"
 
-# (class, which symbol(s) to test, regex, kind restriction or None)
-# which: "caller", "parent" or "either"; kind: "preemptoff", "irqsoff" or None
-RULES = [
-    ("calibration",   "either", r"^mmlat_calib",                          None),
-    ("pte-lock-zap",  "either", r"^(zap_pte_range|zap_pmd_range|zap_huge_pmd|unmap_page_range)$", None),
-    ("pte-lock-fork", "either", r"^(copy_pte_range|copy_pmd_range|copy_page_range|copy_huge_pmd)$", None),
-    ("pte-lock-other", "either", r"^(__pte_offset_map_lock|pte_offset_map_lock|do_anonymous_page|handle_pte_fault|do_wp_page|wp_page_copy|change_pte_range|move_ptes|page_vma_mapped_walk|try_to_unmap_one|madvise_\w+_pte_range|__split_huge_pmd|finish_fault|filemap_map_pages|do_set_pte|" + _PTE_OTHER_INLINED + r")$", None),
-    ("i_mmap-lock",   "either", r"^(i_mmap_lock_\w+|i_mmap_unlock_\w+|unmap_mapping_range|unmap_mapping_range_tree|vma_interval_tree_\w+|__vma_link_file|unlink_file_vma)$", None),
-    ("anon_vma-lock", "either", r"^(anon_vma_\w+|unlink_anon_vmas|__anon_vma_prepare|lock_anon_vma_root|page_lock_anon_vma_read|folio_lock_anon_vma_read)$", None),
-    ("tlb-flush-ipi", "either", r"^(flush_tlb_\w+|native_flush_tlb_\w+|smp_call_function\w*|on_each_cpu\w*|generic_smp_call_function\w*|__flush_smp_call_function_queue|csd_\w+|flush_smp_call_function\w*)$", None),
-    ("mmu-gather-free", "either", r"^(_*tlb_\w+|release_pages|free_pages_and_swap_cache|free_unref_page_list|free_unref_page\w*|free_pcppages_bulk|free_pgtables|free_pgd_range|__tlb_remove_page_size|tlb_flush_mmu\w*)$", "preemptoff"),
-    ("zone-lru-lock", "either", r"^(lru_add_drain\w*|\w*lruvec\w*|folio_batch_move_lru|pagevec_lru_move_fn|__pagevec_lru_add|release_pages|free_pcppages_bulk|free_one_page|rmqueue\w*|__rmqueue\w*|get_page_from_freelist|free_unref_page\w*|drain_pages\w*|isolate_lru_\w+)$", None),
-    ("mmu-gather-free", "either", r"^(_*tlb_\w+|free_pages_and_swap_cache|free_pgtables|__tlb_remove_page_size)$", None),
-    ("softirq",       "either", r"^(__do_softirq|do_softirq\w*|irq_exit\w*|__irq_exit_rcu|run_ksoftirqd|__local_bh_enable_ip|local_bh_enable|invoke_softirq|net_rx_action|run_timer_softirq|rcu_core\w*)$", None),
-]
+KINDS = ("preempt", "irq", "any")
+MATCHES = ("opener", "within", "plumbing")
+LOCKS = ("pte", "i_mmap", "anon_vma")
+# The class of a hold or window tagged with the lock alone; PTE-lock holds
+# and windows are split further by the function that took the lock.
+LOCK_CLASS = {"i_mmap": "i_mmap-lock", "anon_vma": "anon_vma-lock"}
+PTE_FALLBACK = "pte-lock-other"
+OTHER = "other"
+# The report's tracer names for the module's window kinds.
+TRACER_KIND = {"preemptoff": "preempt", "irqsoff": "irq"}
 
-_COMPILED = [(c, w, re.compile(p), k) for c, w, p, k in RULES]
-
-CLASSES = ["pte-lock-zap", "pte-lock-fork", "pte-lock-other", "i_mmap-lock",
-           "anon_vma-lock", "mmu-gather-free", "tlb-flush-ipi",
-           "zone-lru-lock", "softirq", "calibration", "other"]
+_SUFFIX = re.compile(r"\.(isra|constprop|part|cold)(\.\d+)?")
 
 
-def _strip(sym):
-    if not sym:
-        return ""
-    s = sym.split("+", 1)[0].strip()
-    s = re.sub(r"\.(isra|constprop|part|cold)\.?\d*.*$", "", s)
-    return s
+class ClassesError(ValueError):
+    """guest/classes.txt has a line this analysis cannot read."""
 
 
-def classify(caller, parent=None, kind=None):
-    """Return the class of one window.  Caller is tested before parent for
-    each rule, but a rule higher in RULES beats a lower one."""
-    c, p = _strip(caller), _strip(parent)
-    for cls, which, rx, k in _COMPILED:
-        if k is not None and kind is not None and k != kind:
+@dataclass(frozen=True)
+class Rule:
+    cls: str
+    kind: str       # preempt, irq or any
+    match: str      # opener, within or plumbing
+    lock: str       # pte, i_mmap, anon_vma or None
+    functions: tuple
+    line: int
+
+    def applies_to(self, kind):
+        return self.kind == "any" or kind is None or self.kind == kind
+
+    def has(self, func):
+        return any(func.startswith(f[:-1]) if f.endswith("*") else func == f
+                   for f in self.functions)
+
+
+def parse_rules(text, source="classes.txt"):
+    """The rows of a classes table, in order.  Raises ClassesError with
+    the line number on a row of fewer than five columns or with an unknown
+    kind, match or lock."""
+    rules = []
+    for n, raw in enumerate(text.splitlines(), 1):
+        line = raw.split("#", 1)[0].split()
+        if not line:
             continue
-        cands = {"caller": [c], "parent": [p], "either": [c, p]}[which]
-        for s in cands:
-            if s and rx.match(s):
-                return cls
-    return "other"
+        def bad(why):
+            return ClassesError("%s:%d: %s: %r" % (source, n, why, raw.strip()))
+        if len(line) < 5:
+            raise bad("want class, kind, match, lock and at least one function")
+        cls, kind, match, lock, funcs = line[0], line[1], line[2], line[3], line[4:]
+        if kind not in KINDS:
+            raise bad("kind %r is none of %s" % (kind, ", ".join(KINDS)))
+        if match not in MATCHES:
+            raise bad("match %r is none of %s" % (match, ", ".join(MATCHES)))
+        if lock != "-" and lock not in LOCKS:
+            raise bad("lock %r is none of %s or -" % (lock, ", ".join(LOCKS)))
+        if (match == "plumbing") != (cls == "-"):
+            raise bad("plumbing rows, and only they, have class -")
+        rules.append(Rule(cls, kind, match, None if lock == "-" else lock, tuple(funcs), n))
+    return rules
+
+
+def load_rules(path=CLASSES_PATH):
+    with open(path, encoding="utf-8") as f:
+        return parse_rules(f.read(), str(path))
+
+
+RULES = load_rules()
+CLASSES = list(dict.fromkeys(r.cls for r in RULES if r.match != "plumbing")) + [OTHER]
+
+
+def func_name(frame):
+    """'zap_pte_range.isra.0+0x1f3/0x500 [mod]' -> 'zap_pte_range'; '[idle]' stays."""
+    if not frame:
+        return ""
+    name = frame.strip().split(" ", 1)[0].split("+", 1)[0]
+    return _SUFFIX.sub("", name) if not name.startswith("[") else name
+
+
+def is_plumbing(func, rules=None):
+    return any(r.match == "plumbing" and r.has(func) for r in rules or RULES)
+
+
+def opener_index(frames, rules=None):
+    """Index of the first frame that is not plumbing, None if all are."""
+    for i, f in enumerate(frames):
+        if not is_plumbing(func_name(f), rules):
+            return i
+    return None
+
+
+def opener(frames, rules=None):
+    """The function that opened a window: the first frame of its stack that
+    is not lock, preempt, irq or tracing plumbing ("" if there is none)."""
+    i = opener_index(frames, rules)
+    return "" if i is None else func_name(frames[i])
+
+
+def call_site(frames, rules=None):
+    """What the report calls a window's call site: its opener and, for
+    context, the next function of the stack that is not plumbing
+    ("free_unref_page_list <- release_pages")."""
+    i = opener_index(frames, rules)
+    if i is None:
+        return func_name(frames[0]) if frames else "[none]"
+    rest = frames[i + 1:]
+    j = opener_index(rest, rules)
+    return func_name(frames[i]) + ("" if j is None else " <- " + func_name(rest[j]))
+
+
+def _pte_class(func, kind, rules):
+    for r in rules:
+        if r.lock == "pte" and r.applies_to(kind) and r.has(func):
+            return r.cls
+    return PTE_FALLBACK
+
+
+def hold_class(lock, func, rules=None):
+    """The class of a lock hold taken in func: the PTE lock's by the pte
+    rows that list func (pte-lock-other when none does), the i_mmap and
+    anon_vma locks' by the lock alone."""
+    if lock == "pte":
+        return _pte_class(func_name(func), None, rules or RULES)
+    return LOCK_CLASS.get(lock, OTHER)
+
+
+def classify_stack(frames, kind=None, lock=None, rules=None):
+    """The class of one window from its stack (opener first) and kind
+    (preempt or irq; preemptoff and irqsoff are read as those; None tests
+    every row).
+
+    lock is the module's tag: "pte", "i_mmap" or "anon_vma" classes the
+    window by that lock first; any other value ("none", "") says the
+    opening call took none of them, so the rows of lock users do not
+    apply (a spin_lock in __anon_vma_prepare on mm->page_table_lock is no
+    anon_vma-lock window); None (no tag known: a hist trigger, the
+    kernel's stack at a window's end) lets the stack alone decide."""
+    rules = rules or RULES
+    kind = TRACER_KIND.get(kind, kind)
+    op = opener(frames, rules)
+    if lock == "pte":
+        return _pte_class(op, kind, rules)
+    if lock in LOCK_CLASS:
+        return LOCK_CLASS[lock]
+    funcs = [func_name(f) for f in frames]
+    for r in rules:
+        if r.match == "plumbing" or not r.applies_to(kind):
+            continue
+        if r.lock and lock is not None:
+            continue
+        if r.match == "opener" and op and r.has(op):
+            return r.cls
+        if r.match == "within" and any(r.has(f) for f in funcs):
+            return r.cls
+    return OTHER

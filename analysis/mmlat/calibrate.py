@@ -11,9 +11,9 @@ module times each window from inside (its busy wait) and from around it
 
 * TRACE=windows: the window module's own record of that window.  The guest
   snapshots the module's tables before the first window and after each
-  (guest/calib/<N>.windows, <N>.ptelock); the window is the change of the
+  (guest/calib/<N>.windows, <N>.locks); the window is the change of the
   key of the calibration function that opened it (or, for the PTE-lock
-  kinds, of the lock site in mmlat_calib_ptl_hold), whose count must grow
+  kinds, of the PTE-lock site in mmlat_calib_ptl_hold), whose count must grow
   by exactly one.  Other windows have other keys, so nothing else the
   guest does in between can take a window's place;
 * TRACE=max (and full): the matching max tracer, reset before each window
@@ -41,15 +41,21 @@ from . import attribute, parse
 KINDS = ("preempt", "irq", "spin", "ptl", "ptl_nested")
 
 # Where the window module records each kind: its dump, the table (window
-# kind or lock site) and the calibration function that opens the window
-# (caller, or parent of a window opened inside spin_lock) or takes the lock.
+# kind, or the lock of a lock site) and the calibration function that opens
+# the window (the first frame of its stack at open, or the second of a
+# window opened inside spin_lock) or takes the lock.
 WINDOW_KEYS = {
     "preempt": ("windows", "preempt", "mmlat_calib_preempt_window"),
     "irq": ("windows", "irq", "mmlat_calib_irq_window"),
     "spin": ("windows", "preempt", "mmlat_calib_spin_window"),
-    "ptl": ("ptelock", "lock", "mmlat_calib_ptl_hold"),
-    "ptl_nested": ("ptelock", "lock", "mmlat_calib_ptl_hold"),
+    "ptl": ("locks", "pte", "mmlat_calib_ptl_hold"),
+    "ptl_nested": ("locks", "pte", "mmlat_calib_ptl_hold"),
 }
+# The frames of a window's stack at open that may name the calibration
+# function that opened it: the opener, or the caller of the lock call
+# that opened it.  Deeper frames would let a window opened further in
+# (an interrupt's, say) stand in for the calibration window.
+CALIB_FRAMES = 2
 
 # The fit: a within 1 % of one; b, the overhead per window, aimed at 2 us,
 # and above 20 us something is broken (the max tracer alone adds 9-15 us).
@@ -138,14 +144,14 @@ def _snapshot(guest_dir, source, n):
     out = {}
     if source == "windows":
         for k in parse.parse_windows(path)["keys"]:
-            fn = {parse.sym_func(k.get("caller")), parse.sym_func(k.get("parent"))} & funcs
+            fn = {parse.sym_func(f) for f in k["stack"][:CALIB_FRAMES]} & funcs
             if fn:
-                out[(k["kind"], k["cpu"], k.get("caller"), k.get("parent"))] = dict(
+                out[(k["kind"], k["cpu"], k.get("lock"), ",".join(k["stack"]))] = dict(
                     k, func=min(fn))
     else:
-        for s in parse.parse_ptelock(path)["sites"]:
+        for s in parse.parse_locks(path)["sites"]:
             if s["func"] in funcs:
-                out[(s["type"], s["at"])] = s
+                out[(s["lock"], s["mode"], s["at"])] = s
     return out
 
 
@@ -177,12 +183,14 @@ def snapshot_reading(before, after, kind):
         what, dn, " and %d discarded holds" % discarded if discarded else "")
 
 
-def _tracer_class(guest_dir, n):
+def _tracer_class(guest_dir, n, kind):
     trace = os.path.join(guest_dir, "calib", "%d.trace" % n)
     if not os.path.exists(trace):
         return None, "no trace of the window"
     snap = parse.parse_tracer_snapshot(trace)
-    cls = attribute.classify(snap["started_at"], snap["ended_at"])
+    # the tracer names where the window started and ended, no lock
+    cls = attribute.classify_stack([snap["started_at"], snap["ended_at"]],
+                                   "irq" if kind == "irq" else "preempt")
     if cls != "calibration":
         return cls, "attributed to %s (started at %s)" % (cls, snap["started_at"])
     return cls, None
@@ -213,7 +221,7 @@ def check_cell(guest_dir, requested):
         failures.append("%d windows requested, %d recorded" % (len(requested), len(got)))
     if os.path.exists(os.path.join(guest_dir, "calib", "0.windows")):
         source = "windows"
-        snaps = {s: _snapshot(guest_dir, s, 0) for s in ("windows", "ptelock")}
+        snaps = {s: _snapshot(guest_dir, s, 0) for s in ("windows", "locks")}
     elif got and "tracer_us" in got[0]:
         source = "tracer"
     else:
@@ -248,7 +256,7 @@ def check_cell(guest_dir, requested):
             snaps[table] = now
         elif source == "tracer":
             row["reading_us"] = rec["tracer_us"]
-            row["class"], err = _tracer_class(guest_dir, i)
+            row["class"], err = _tracer_class(guest_dir, i, kind)
         if err:
             failures.append("%s: %s" % (name, err))
         r = row["reading_us"]

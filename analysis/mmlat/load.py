@@ -4,13 +4,12 @@ import os
 import re
 from dataclasses import astuple, dataclass, fields
 
-from . import parse
-from .attribute import classify
+from . import attribute, parse
 
 TRACERS = ("preemptoff", "irqsoff")
 # Every cell is booted clean (cyclictest and the workload alone) and, unless
 # TRACE=none, traced: latency and throughput come from clean boots, windows
-# and PTE-lock holds from traced ones.
+# and lock holds from traced ones.
 BOOTS = ("clean", "traced")
 _REPEAT_DIR = re.compile(r"^r(\d+)$")
 # cells/<variant>/calib/ holds make bench's calibration boots (the idle job
@@ -30,10 +29,10 @@ class TracerCounters:
     windows: int = 0            # windows recorded, preempt-off and irq-off
     unmatched: int = 0          # enables without a recorded disable
     nested_begin: int = 0       # disables seen while a window was open
-    overflow: int = 0           # windows the (caller, parent) table could not key
-    holds: int = 0              # PTE-lock holds recorded
-    ptelock_discarded: int = 0  # holds not inside one preempt-off window
-    ptelock_lost: int = 0       # holds whose slot was overwritten
+    overflow: int = 0           # windows the key table could not key
+    holds: int = 0              # lock holds recorded, every lock
+    lock_discarded: int = 0     # holds the module could not time
+    lock_lost: int = 0          # holds whose slot was overwritten
 
     def __add__(self, other):
         return TracerCounters(*(a + b for a, b in zip(astuple(self), astuple(other))))
@@ -45,8 +44,8 @@ class TracerCounters:
         return {"unmatched": per(self.unmatched, self.windows),
                 "nested_begin": per(self.nested_begin, self.windows),
                 "overflow": per(self.overflow, self.windows),
-                "ptelock_discarded": per(self.ptelock_discarded, self.holds),
-                "ptelock_lost": per(self.ptelock_lost, self.holds)}
+                "lock_discarded": per(self.lock_discarded, self.holds),
+                "lock_lost": per(self.lock_lost, self.holds)}
 
     def as_dict(self):
         return dict({f.name: getattr(self, f.name) for f in fields(self)},
@@ -115,79 +114,116 @@ def _sub_bits(params, what):
     return params["sub_bits"]
 
 
-def _module_windows(w, mod, tr):
+def _add_hist(dst, h):
+    for v, n in h.items():
+        dst[v] = dst.get(v, 0) + n
+
+
+def _tag(lock, tagged):
+    """The lock tag classify_stack is given: None (no tag known) when the
+    module ran without lock hooks, which tag windows; "none" for a window
+    the hooks saw opened by no hooked lock."""
+    return (lock or "none") if tagged else None
+
+
+def max_window(k, kind, tagged=True):
+    """The attribution check of a kind's longest window: its class from the
+    module's record (the stack at open, "maxopen", and the lock that opened
+    it) against its class from the kernel's stack at its end ("maxstack",
+    read with the same rules and no lock tag: the stack alone), and both
+    openers.  agree is None when either stack is missing."""
+    open_stack, end_stack = k.get("maxopen") or [], k.get("maxstack") or []
+    lock = k.get("max_lock")
+    out = {"us": k["max_ns"] / 1000.0, "lock": lock,
+           "open_stack": open_stack, "end_stack": end_stack,
+           "open_class": attribute.classify_stack(open_stack, kind, _tag(lock, tagged))
+           if open_stack else None,
+           "end_class": attribute.classify_stack(end_stack, kind) if end_stack else None,
+           "open_site": attribute.call_site(open_stack) if open_stack else None,
+           "end_site": attribute.call_site(end_stack) if end_stack else None}
+    out["agree"] = (out["open_class"] == out["end_class"]
+                    if open_stack and end_stack else None)
+    return out
+
+
+def _module_windows(w, mod, tr, tagged):
     """Fill one tracer's window record from an mmlat_windows dump: "hist"
     holds every window (log-linear buckets); "by_class" and "sites" the
-    windows of at least the module's threshold, from its (caller, parent)
-    table.  Histograms are in us, each bucket at its midpoint, the top
-    count of each at its exact max.  Windows below the threshold are
+    windows of at least the module's threshold, from its keys (a stack at
+    open and a lock tag; attribute.classify_stack), a site being the
+    class and call site (attribute.call_site) with the keys of every CPU
+    merged.  Histograms are in us, each bucket at its midpoint, the top
+    count of each key at its exact max.  Windows below the threshold are
     counted in "below_thresh", windows the full table could not key in
-    "overflow": both are in "hist" only."""
-    if not mod or MODULE_KIND[tr] not in mod["kinds"]:
+    "overflow": both are in "hist" only.  "max" is the attribution check
+    of the longest window (max_window).  tagged: the module ran its lock
+    hooks, so a key without a lock was opened by none of their locks."""
+    kind = MODULE_KIND[tr]
+    if not mod or kind not in mod["kinds"]:
         return
     sub_bits = _sub_bits(mod["params"], "windows.txt")
-    k = mod["kinds"][MODULE_KIND[tr]]
+    k = mod["kinds"][kind]
     w["present"] = True
     w["source"] = "module"
     w["hist"] = bucket_hist({lo: n for lo, _, n in k["buckets"]}, k["max_ns"], sub_bits, 1000)
     w["overflow"] = k["overflow"]
     w["below_thresh"] = k["n"] - k["keyed"] - w["overflow"]
     w["thresh_us"] = mod["params"]["thresh_ns"] / 1000.0
-    w["module_max"] = {"us": k["max_ns"] / 1000.0, "caller": k.get("max_caller"),
-                       "parent": k.get("max_parent")}
+    w["max"] = max_window(k, kind, tagged)
     for e in mod["keys"]:
-        if e["kind"] != MODULE_KIND[tr]:
+        if e["kind"] != kind:
             continue
-        caller, parent = parse.sym_func(e["caller"]), parse.sym_func(e["parent"])
-        cls = classify(caller, parent, tr)
+        cls = attribute.classify_stack(e["stack"], kind, _tag(e.get("lock"), tagged))
+        site = attribute.call_site(e["stack"])
         h = bucket_hist(e["buckets"], e["max_ns"], sub_bits, 1000)
-        bc = w["by_class"].setdefault(cls, {})
-        for us, n in h.items():
-            bc[us] = bc.get(us, 0) + n
-        site = "%s<-%s" % (caller, parent)
-        st = w["sites"].setdefault(site, {"class": cls, "count": 0, "max": 0, "total_us": 0.0})
+        _add_hist(w["by_class"].setdefault(cls, {}), h)
+        st = w["sites"].setdefault((cls, site), {"class": cls, "site": site, "count": 0,
+                                                 "max": 0, "total_us": 0.0, "hist": {}})
         st["count"] += e["n"]
-        st["max"] = max(st["max"], e["max_ns"] // 1000)
+        st["max"] = max(st["max"], e["max_ns"] / 1000.0)
         st["total_us"] += e["total_ns"] / 1000.0
+        _add_hist(st["hist"], h)
 
 
-def tracer_counters(mod, pte):
-    """TracerCounters of one traced boot from its window and PTE-lock dumps
-    (pte may be None: the module ran without PTE-lock probes)."""
+def tracer_counters(mod, locks):
+    """TracerCounters of one traced boot from its window and lock dumps
+    (locks may be None: the module ran without lock hooks)."""
     kinds = mod["kinds"].values()
     c = TracerCounters(windows=sum(k["n"] for k in kinds),
                        unmatched=sum(k["unmatched"] for k in kinds),
                        nested_begin=sum(k["nested_begin"] for k in kinds),
                        overflow=sum(k["overflow"] for k in kinds))
-    if pte:
-        c.holds = pte["totals"]["holds"]
-        c.ptelock_discarded = pte["totals"]["discarded"]
-        c.ptelock_lost = pte["totals"]["lost"]
+    if locks:
+        per_lock = [t for name, t in locks["totals"].items() if name != "all"]
+        c.holds = sum(t["holds"] for t in per_lock)
+        c.lock_discarded = sum(t["discarded"] for t in per_lock)
+        c.lock_lost = sum(t["lost"] for t in per_lock)
     return c
 
 
-def ptelock_summary(d, sub_bits):
-    """Hold times from an mmlat_ptelock dump, per lock site and per class
-    (attribute.classify of the function that took the lock): {"params",
-    "totals", "sites": {at: {func, class, count, max_ns, total_ns, lost,
-    discarded, hist_ns}}, "by_class": {class: {ns: n}}, "by_func":
-    {func: {ns: n}}}.  Histograms are in ns, each bucket at its midpoint,
-    the top count of each site at its exact max."""
-    out = {"params": d["params"], "totals": d["totals"], "sites": {},
-           "by_class": {}, "by_func": {}}
+# Whether a holder may be preempted, by how the lock was taken: a spinlock
+# keeps preemption off, a mutex or rwsem holder may sleep and be preempted.
+PREEMPTIBLE = {"spin": False, "mutex": True, "rwsem-write": True, "rwsem-read": True}
+
+
+def locks_summary(d, sub_bits):
+    """Hold times from an mmlat_locks dump per lock site: {"params",
+    "totals", "sites": [{lock, mode, preemptible, at, func, class
+    (attribute.hold_class), count, max_ns, total_ns, lost, discarded,
+    slept, waits, wait_total_ns, wait_max_ns, hist_ns}]}.  Histograms are
+    in ns, each bucket at its midpoint, the top count of each site at its
+    exact max."""
+    out = {"params": d["params"], "totals": d["totals"], "sites": []}
     for s in d["sites"]:
-        if s["type"] != "lock":
-            continue
-        cls = classify(s["func"], None)
-        h = bucket_hist(s["buckets"], s["max_ns"], sub_bits)
-        out["sites"][s["at"]] = {"func": s["func"], "class": cls, "count": s["n"],
-                                 "max_ns": s["max_ns"], "total_ns": s["total_ns"],
-                                 "lost": s["lost"], "discarded": s["discarded"],
-                                 "hist_ns": h}
-        for key, dst in ((cls, out["by_class"]), (s["func"], out["by_func"])):
-            m = dst.setdefault(key, {})
-            for ns, n in h.items():
-                m[ns] = m.get(ns, 0) + n
+        out["sites"].append({
+            "lock": s["lock"], "mode": s["mode"], "preemptible": PREEMPTIBLE[s["mode"]],
+            "at": s["at"], "func": s["func"],
+            "class": attribute.hold_class(s["lock"], s["func"]),
+            "count": s["n"], "max_ns": s["max_ns"], "total_ns": s["total_ns"],
+            "lost": s["lost"], "discarded": s["discarded"], "slept": s.get("slept", 0),
+            "waits": s.get("waits", 0), "wait_total_ns": s.get("wait_total_ns", 0),
+            "wait_max_ns": s.get("wait_max_ns", 0),
+            "hist_ns": bucket_hist(s["buckets"], s["max_ns"], sub_bits)})
     return out
 
 
@@ -246,13 +282,13 @@ def load_cell(run_dir, variant, workload, boot, rep, cell_dir):
     # TRACE=windows: the mmlat_windows module's dumps (symbols resolved in
     # the guest) instead of hist triggers
     mod = _module_dump(parse.parse_windows, os.path.join(g, "windows", "windows.txt"))
-    pte = _module_dump(parse.parse_ptelock, os.path.join(g, "windows", "ptelock.txt"))
-    cell["ptelock"] = ptelock_summary(pte, _sub_bits(pte["params"], "ptelock.txt")) if pte else None
-    cell["counters"] = tracer_counters(mod, pte) if mod else None
+    locks = _module_dump(parse.parse_locks, os.path.join(g, "windows", "locks.txt"))
+    cell["locks"] = locks_summary(locks, _sub_bits(locks["params"], "locks.txt")) if locks else None
+    cell["counters"] = tracer_counters(mod, locks) if mod else None
     for tr in TRACERS:
         wp = os.path.join(g, "windows", tr + ".hist")
         w = {"hist": {}, "by_class": {}, "sites": {}, "dropped": 0,
-             "present": _exists(wp)}
+             "present": _exists(wp), "max": None}
         if w["present"]:
             d = parse.parse_hist_trigger(wp)
             w["dropped"] = d["dropped"]
@@ -267,15 +303,20 @@ def load_cell(run_dir, variant, workload, boot, rep, cell_dir):
                 po = e.get("parent", e.get("parent_offs"))
                 caller = sm.name(co) if sm else str(co)
                 parent = sm.name(po) if sm else str(po)
-                cls = classify(caller, parent, tr)
+                # no lock tag: the two frames alone decide
+                frames = [caller, parent]
+                cls = attribute.classify_stack(frames, tr)
                 bc = w["by_class"].setdefault(cls, {})
                 bc[lat_us] = bc.get(lat_us, 0) + n
-                site = "%s<-%s" % (caller, parent)
-                s = w["sites"].setdefault(site, {"class": cls, "count": 0, "max": 0})
+                site = attribute.call_site(frames)
+                s = w["sites"].setdefault((cls, site), {"class": cls, "site": site, "count": 0,
+                                                        "max": 0, "total_us": 0.0, "hist": {}})
                 s["count"] += n
                 s["max"] = max(s["max"], lat_us)
+                s["total_us"] += lat_us * n
+                s["hist"][lat_us] = s["hist"].get(lat_us, 0) + n
         if not w["present"]:
-            _module_windows(w, mod, tr)
+            _module_windows(w, mod, tr, tagged=locks is not None)
         snap = os.path.join(g, "tracer", tr + ".trace")
         w["snapshot"] = parse.parse_tracer_snapshot(snap) if _exists(snap) else None
         w["tracer_max"] = parse.parse_tracer_max(os.path.join(g, "tracer", tr + ".max"))

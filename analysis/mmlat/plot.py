@@ -7,7 +7,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from . import stats  # noqa: E402
+from . import attribute, stats  # noqa: E402
 from .load import TRACERS  # noqa: E402
 
 COLORS = {"baseline": "tab:blue", "patched": "tab:red"}
@@ -94,20 +94,23 @@ def fig_ccdf(s, kind="latency"):
     return finish(fig, s)
 
 
-PTELOCK_STYLES = (("pte-lock-zap", "-"), ("pte-lock-fork", "--"))
+# Hold classes drawn in the lock-hold plot, with their line styles.
+LOCK_STYLES = (("pte-lock-zap", "-"), ("pte-lock-fork", "--"),
+               ("i_mmap-lock", ":"), ("anon_vma-lock", "-."))
 
 
-def fig_ptelock(s):
-    """CCDF of PTE-lock hold times (TRACE=windows), zap and fork sides,
-    baseline against patched: the plot of the PTE-lock window change."""
-    ws = [w for w in s["workloads"] if s["workloads"][w]["ptelock"]]
+def fig_locks(s):
+    """CCDF of lock hold times (TRACE=windows): PTE-lock zap and fork
+    holds, i_mmap and anon_vma holds, baseline against patched: the plot
+    of the series' lock changes."""
+    ws = [w for w in s["workloads"] if s["workloads"][w]["locks"]]
     if not ws:
         return None
     fig, axes = plt.subplots(1, len(ws), figsize=(4 * len(ws), 3.2), squeeze=False)
     for ax, w in zip(axes[0], ws):
-        classes = s["workloads"][w]["ptelock"]["classes"]
+        classes = s["workloads"][w]["locks"]["classes"]
         for vname, side in _sides(s):
-            for cls, ls in PTELOCK_STYLES:
+            for cls, ls in LOCK_STYLES:
                 if cls not in classes:
                     continue
                 ns = _hist(classes[cls][side])
@@ -115,8 +118,8 @@ def fig_ptelock(s):
                       ls=ls, label="%s %s" % (vname, cls))
         ax.set_xscale("log")
         ax.set_yscale("log")
-        ax.set_title("PTE-lock hold CCDF, %s boots: %s" % (s["figure_boot"]["ptelock"], w),
-                      fontsize=9)
+        ax.set_title("lock hold CCDF, %s boots: %s" % (s["figure_boot"]["locks"], w),
+                     fontsize=9)
         ax.set_xlabel("hold time (us)")
         ax.set_ylabel("P(X >= x)")
         ax.legend(fontsize=6)
@@ -128,7 +131,8 @@ def fig_classes(s, tr="preemptoff"):
     fig, axes = plt.subplots(len(ws), 1, figsize=(9, 3 * max(1, len(ws))), squeeze=False)
     for ax, w in zip(axes[:, 0], ws):
         classes = s["workloads"][w]["windows"][tr]["classes"]
-        cls = sorted(classes)
+        # in guest/classes.txt's order (summary.json sorts its keys)
+        cls = [c for c in attribute.CLASSES if c in classes]
         pos = np.arange(len(cls))
         for off, (vname, side) in zip((-0.2, 0.2), _sides(s)):
             data = []
@@ -204,9 +208,9 @@ def all_plots(s, out_dir):
     out.append(_save(fig_ccdf(s, "windows"), out_dir, "windows_ccdf"))
     for tr in TRACERS:
         out.append(_save(fig_classes(s, tr), out_dir, "classes_" + tr))
-    fig = fig_ptelock(s)
+    fig = fig_locks(s)
     if fig is not None:
-        out.append(_save(fig, out_dir, "ptelock_ccdf"))
+        out.append(_save(fig, out_dir, "locks_ccdf"))
     out.append(_save(fig_summary(s), out_dir, "summary"))
     out.append(_save(fig_throughput(s), out_dir, "throughput"))
     return out

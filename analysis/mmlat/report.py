@@ -4,7 +4,7 @@ import os
 import statistics
 import textwrap
 
-from . import calibrate, load, ptelock, stats
+from . import attribute, calibrate, load, locks, stats
 
 TRACERS = load.TRACERS
 # Which boot kind each figure comes from: tracing changes what it
@@ -12,7 +12,15 @@ TRACERS = load.TRACERS
 # come from the clean boots, what only the instrumentation sees from the
 # traced ones.
 FIGURE_BOOT = {"latency": "clean", "throughput": "clean", "windows": "traced",
-               "ptelock": "traced", "counters": "traced", "calib": "traced"}
+               "locks": "traced", "counters": "traced", "calib": "traced"}
+# The issue's bar for attribution: of the preempt-off time in windows over
+# OTHER_OVER_US, under OTHER_GOAL may be class "other".
+OTHER_OVER_US = 50
+OTHER_GOAL = 0.10
+# Call sites per tracer kept in summary.json, longest window first; the
+# report shows TOP of them, and TOP classes.
+SITES_KEPT = 20
+TOP = 5
 
 
 def _f(v, w=8):
@@ -108,6 +116,14 @@ def side_labels(s):
     return {"baseline": s["baseline"], "patched": s["patched"]}
 
 
+def short_labels(s):
+    """The sides in narrow columns: the variant names, odd and even in A/A
+    (where both sides are one variant)."""
+    if s["aa_mode"]:
+        return {"baseline": "odd", "patched": "even"}
+    return side_labels(s)
+
+
 def throughput_ratio(clean, traced):
     """traced/clean ops/s of each repeat that has both boots ok, and their
     median: what the instrumentation costs the workload."""
@@ -129,9 +145,44 @@ def counters_summary(cells):
                                            for c in have])
 
 
+def _sites(cells_by_side, tr):
+    """The call sites of one tracer's windows over both sides, longest
+    window first: [{class, site, <side>: {count, p99, max, total_us}}]."""
+    merged = {}
+    for side, cells in cells_by_side.items():
+        for c in cells:
+            for key, st in c["windows"][tr]["sites"].items():
+                d = merged.setdefault(key, {"class": st["class"], "site": st["site"]})
+                acc = d.setdefault(side, {"hist": {}, "total_us": 0.0})
+                acc["total_us"] += st["total_us"]
+                for v, n in st["hist"].items():
+                    acc["hist"][v] = acc["hist"].get(v, 0) + n
+    rows = []
+    for d in merged.values():
+        for side in cells_by_side:
+            acc = d.get(side, {"hist": {}, "total_us": 0.0})
+            st = stats.summarize_hist(acc["hist"])
+            d[side] = {"count": st["count"], "p99": st["p99"], "max": st["max"],
+                       "total_us": acc["total_us"]}
+        rows.append(d)
+    rows.sort(key=lambda d: -max(d[side]["max"] or 0 for side in cells_by_side))
+    return rows[:SITES_KEPT]
+
+
+def other_share(classes, side):
+    """Of the window time in windows over OTHER_OVER_US (keyed windows:
+    those the module attributed), the share in class other."""
+    by_class = {cls: sum(v * n for v, n in sides[side]["hist"] if v > OTHER_OVER_US)
+                for cls, sides in classes.items()}
+    total = sum(by_class.values())
+    return {"total_us": total, "other_us": by_class.get(attribute.OTHER, 0),
+            "share": by_class.get(attribute.OTHER, 0) / total if total else None}
+
+
 def _windows(bc, pc, n_resamples, conf, seed):
-    """Per tracer: both sides' window statistics and histograms, overall
-    and per class, and the bootstrap of their difference."""
+    """Per tracer: both sides' window statistics and histograms, overall,
+    per class and per call site, the share of long-window time in class
+    other, and the bootstrap of their difference."""
     out = {}
     for tr in TRACERS:
         t = {"baseline": {}, "patched": {}, "classes": {}}
@@ -143,11 +194,15 @@ def _windows(bc, pc, n_resamples, conf, seed):
         classes = set()
         for c in bc + pc:
             classes |= set(c["windows"][tr]["by_class"])
-        for cls in sorted(classes):
+        for cls in sorted(classes, key=attribute.CLASSES.index):
             t["classes"][cls] = {
                 name: stats.summarize_with_hist(stats.merge_hists(
                     [c["windows"][tr]["by_class"].get(cls, {}) for c in cells]))
                 for name, cells in (("baseline", bc), ("patched", pc))}
+        t["sites"] = _sites({"baseline": bc, "patched": pc}, tr)
+        t["other_share"] = dict({name: other_share(t["classes"], name)
+                                 for name in ("baseline", "patched")},
+                                over_us=OTHER_OVER_US, goal=OTHER_GOAL)
         if t["baseline"]["count"] and t["patched"]["count"]:
             t["diff"] = stats.bootstrap_diff(
                 [c["windows"][tr]["hist"] for c in bc],
@@ -155,6 +210,20 @@ def _windows(bc, pc, n_resamples, conf, seed):
                 max(200, n_resamples // 4), conf, seed)
         out[tr] = t
     return out
+
+
+def attribution_checks(bc, pc):
+    """The attribution check of every traced boot's longest window per
+    tracer (load.max_window), both sides, by repeat."""
+    rows = []
+    for side, cells in (("baseline", bc), ("patched", pc)):
+        for c in cells:
+            for tr in TRACERS:
+                m = c["windows"][tr].get("max")
+                if m:
+                    rows.append(dict(m, side=side, variant=c["variant"], repeat=c["repeat"],
+                                     tracer=tr))
+    return rows
 
 
 def calibration(run, variants):
@@ -227,8 +296,9 @@ def build(run, baseline=None, patched=None, n_resamples=2000, conf=0.95, seed=1)
             ws["counters"][name] = counters_summary(by_boot[FIGURE_BOOT["counters"]][i])
         bc, pc = by_boot[FIGURE_BOOT["windows"]]
         ws["windows"] = _windows(bc, pc, n_resamples, conf, seed)
-        bc, pc = by_boot[FIGURE_BOOT["ptelock"]]
-        ws["ptelock"] = ptelock.summarize({"baseline": bc, "patched": pc})
+        ws["attribution"] = attribution_checks(bc, pc)
+        bc, pc = by_boot[FIGURE_BOOT["locks"]]
+        ws["locks"] = locks.summarize({"baseline": bc, "patched": pc})
         bc, pc = by_boot[FIGURE_BOOT["calib"]]
         ws["calib"] = {"baseline": [x for c in bc for x in c["calib"]],
                        "patched": [x for c in pc for x in c["calib"]]}
@@ -348,7 +418,7 @@ def counters_table(ws, labels, boot):
     """The window module's own counters, summed over the traced boots."""
     if not any(ws["counters"].values()):
         return []
-    L = ["tracer counters, %s boots (rates per window; PTE-lock: per hold):" % boot,
+    L = ["tracer counters, %s boots (rates per window; lock holds: per hold):" % boot,
          "  %-12s %8s %9s %8s %8s %8s %9s %8s" % (
              "variant", "windows", "unmatched", "nested", "overflow",
              "holds", "discarded", "lost")]
@@ -359,13 +429,114 @@ def counters_table(ws, labels, boot):
         r = c["rates"]
         L.append("  %-12s %8d %9s %8s %8s %8d %9s %8s" % (
             labels[side][:12], c["windows"], _rate(r["unmatched"]), _rate(r["nested_begin"]),
-            _rate(r["overflow"]), c["holds"], _rate(r["ptelock_discarded"]),
-            _rate(r["ptelock_lost"])))
+            _rate(r["overflow"]), c["holds"], _rate(r["lock_discarded"]),
+            _rate(r["lock_lost"])))
+    return L
+
+
+# A row of numbers per side: a label, then count, p99 and max of
+# baseline and of patched (us).
+NUM_ROW = "  %-20s" + " %8s %8s %8s" * 2
+CHECK_ROW = "  %-9s %3s %-7s %8s  %-18s  %-18s %5s"
+
+
+def _us(v):
+    return "-" if v is None else "%.1f" % v
+
+
+def _side_heads(labels):
+    """The line naming the sides over NUM_ROW's columns."""
+    return ["  %-20s %s %s" % ("", labels["baseline"][:26].center(26, "-"),
+                               labels["patched"][:26].center(26, "-"))]
+
+
+def _nums(d):
+    return (locks._n(d["count"], 8), _us(d["p99"]), _us(d["max"]))
+
+
+def window_tables(ws, labels, boot):
+    """Per tracer: the TOP classes and the TOP call sites by longest
+    window, each with count, p99 and max per side."""
+    L = []
+    for tr in TRACERS:
+        t = ws["windows"][tr]
+        if not t["classes"]:
+            continue
+        def longest(sides):
+            return -max(sides["baseline"]["max"] or 0, sides["patched"]["max"] or 0)
+        L.append("%s windows by class, top %d by max (us), %s boots:" % (tr, TOP, boot))
+        L += _side_heads(labels)
+        L.append(NUM_ROW % ("class", "n", "p99", "max", "n", "p99", "max"))
+        for cls, sides in sorted(t["classes"].items(), key=lambda kv: longest(kv[1]))[:TOP]:
+            L.append(NUM_ROW % ((cls,) + _nums(sides["baseline"]) + _nums(sides["patched"])))
+        L.append("%s call sites (opener <- caller), top %d by max (us):" % (tr, TOP))
+        for site in t["sites"][:TOP]:
+            L.append("  " + site["site"])
+            L.append(NUM_ROW % (("  " + site["class"],) + _nums(site["baseline"])
+                                + _nums(site["patched"])))
+    return L
+
+
+def other_lines(ws, labels):
+    """The share of long-window time left in class other, per tracer and
+    side, against the goal (stated, met or not)."""
+    L = []
+    for tr in TRACERS:
+        o = ws["windows"][tr]["other_share"]
+        if not any(o[side]["total_us"] for side in ("baseline", "patched")):
+            continue
+        if not L:
+            L.append('window time over %d us in class "other" (goal: under %d %% of '
+                     "preemptoff):" % (o["over_us"], round(o["goal"] * 100)))
+        parts = ["%s %s of %.1f ms" % (
+            labels[side][:12], "-" if o[side]["share"] is None else
+            "%.1f %%" % (100 * o[side]["share"]), o[side]["total_us"] / 1000.0)
+            for side in ("baseline", "patched")]
+        L.append("  %-10s %s" % (tr, "   ".join(parts)))
+    return L
+
+
+def attribution_lines(ws, labels):
+    """Per traced boot and tracer, the longest window's class from the
+    module's record (its stack at open and lock) and from the kernel's
+    stack at its end; their call sites when the classes differ."""
+    rows = ws["attribution"]
+    if not rows:
+        return []
+    L = ["attribution check, longest window of each traced boot and kind:",
+         CHECK_ROW % ("variant", "rep", "kind", "max us", "module (at open)",
+                      "stack (at end)", "agree")]
+    for r in rows:
+        agree = {True: "yes", False: "NO", None: "-"}[r["agree"]]
+        L.append(CHECK_ROW % (labels[r["side"]][:9], "r%d" % r["repeat"],
+                              load.MODULE_KIND[r["tracer"]],
+                              _us(r["us"]), r["open_class"] or "-", r["end_class"] or "-",
+                              agree))
+        if r["agree"] is False:
+            L.append("    at open: %s" % r["open_site"])
+            L.append("    at end:  %s" % r["end_site"])
+    n_bad = sum(r["agree"] is False for r in rows)
+    L.append("  %d of %d agree" % (sum(r["agree"] is True for r in rows), len(rows))
+             + (", %d disagree" % n_bad if n_bad else ""))
+    return L
+
+
+def critical_sections(ws, labels, short, fb):
+    """A workload's critical sections, what the report leads with: window
+    classes and call sites, the share left unattributed, the lock hold
+    tables and the attribution check (traced boots); short: the side
+    labels of narrow columns."""
+    L = window_tables(ws, labels, fb["windows"])
+    L += other_lines(ws, labels)
+    L += locks.render(ws["locks"], short, fb["locks"])
+    L += attribution_lines(ws, short)
     return L
 
 
 def render_txt(s):
-    """report.txt, 80 columns, from summary.json alone."""
+    """report.txt, 80 columns, from summary.json alone: the header, then
+    per workload its critical sections (traced boots), then per workload
+    cyclictest, throughput and the instrumentation's own figures."""
     labels = side_labels(s)
     fb = s["figure_boot"]
     L = _hdr(s)
@@ -375,6 +546,16 @@ def render_txt(s):
         for f in s["failed_cells"]:
             L.append(("  %s/%s/%s/r%d: %s" % (f["variant"], f["workload"], f["boot"],
                                              f["repeat"], f["cause"] or f["status"]))[:80])
+    for w, ws in s["workloads"].items():
+        crit = critical_sections(ws, labels, short_labels(s), fb)
+        if not crit:
+            continue
+        n = ws["n_cells"]["traced"]
+        L.append("")
+        L.append("== %s: critical sections (%s boots: %d %s, %d %s) ==" % (
+            w, fb["windows"], n["baseline"], labels["baseline"], n["patched"],
+            labels["patched"]))
+        L.extend(crit)
     ratios = ratio_table(s)
     if ratios:
         L.append("")
@@ -416,14 +597,6 @@ def render_txt(s):
                 _f(t["baseline"]["max"], 1).strip(), _f(t["patched"]["max"], 1).strip()))
             if t["baseline"]["tracer_max"] is not None or t["patched"]["tracer_max"] is not None:
                 L.append("  tracer max: %s -> %s" % (t["baseline"]["tracer_max"], t["patched"]["tracer_max"]))
-            top = sorted(t["classes"].items(),
-                         key=lambda kv: -max(kv[1]["baseline"]["max"] or 0, kv[1]["patched"]["max"] or 0))[:5]
-            if top:
-                L.append("  %-16s %8s %8s %8s %8s" % ("class", "n base", "n patch", "max base", "max pat"))
-                for cls, cv in top:
-                    L.append("  %-16s %8s %8s %8s %8s" % (cls, cv["baseline"]["count"], cv["patched"]["count"],
-                                                        _f(cv["baseline"]["max"]).strip(), _f(cv["patched"]["max"]).strip()))
-        L.extend(ptelock.render(ws["ptelock"], labels, fb["ptelock"]))
         L.extend(counters_table(ws, labels, fb["counters"]))
         hb = stats.pairs_hist(ws["latency"]["baseline"]["hist"])
         hp = stats.pairs_hist(ws["latency"]["patched"]["hist"])

@@ -27,9 +27,10 @@ CLEAN_OPS = (100, 110)
 TRACED_RATIO = (0.13, 0.15)
 OUTLIER = 3
 TRACED_LATENCY_US = 150
-# Module counters of every traced boot (TRACE=windows).
+# Module counters of every traced boot (TRACE=windows); the lock ones are
+# charged to the PTE lock.
 COUNTERS = {"unmatched": 3, "nested_begin": 2, "overflow": 1,
-            "ptelock_lost": 2, "ptelock_discarded": 5}
+            "lock_lost": 2, "lock_discarded": 5}
 SUB_BITS = 6
 
 
@@ -88,55 +89,112 @@ def _pairs(buckets):
     return "".join("%d:%d," % (lo, n) for lo, n in sorted(buckets.items()))
 
 
+# The window module's stacks at open (opener first) of the fake windows.
+ZAP_STACK = ["_raw_spin_lock+0x1a/0x30", "zap_pte_range+0x1f3/0x500",
+             "zap_pmd_range+0x12a/0x1f0", "unmap_page_range+0x2c5/0x470"]
+FORK_STACK = ["_raw_spin_lock+0x1a/0x30", "copy_pte_range+0x20/0x400",
+              "copy_page_range+0x4e3/0x1090", "dup_mmap+0x38d/0x570"]
+I_MMAP_STACK = ["_raw_spin_lock+0x1a/0x30", "unmap_mapping_pages+0x5b/0x110",
+                "truncate_pagecache+0x2a/0x60", "do_truncate+0x80/0xd0"]
+SOFTIRQ_STACK = ["__do_softirq+0x5/0x300", "irq_exit_rcu+0x9/0x40",
+                 "sysvec_apic_timer_interrupt+0x6e/0x90"]
+OTHER_STACK = ["some_driver_poll+0x1c/0x80", "some_driver_work+0x40/0x90",
+               "process_one_work+0x1d3/0x3a0"]
+# What the kernel's unwinder puts before the opener's frames at a window's
+# end: the module's probe and the enable path.
+END_FRAMES = {"preempt": ["mw_preempt_on+0x11e/0x160", "trace_preempt_on+0x117/0x120",
+                          "preempt_count_sub+0x48/0x70", "_raw_spin_unlock+0x16/0x30"],
+              "irq": ["mw_irq_on+0x11f/0x160", "trace_hardirqs_on+0xa7/0x150"]}
+# How each variant takes the i_mmap and anon_vma locks: baseline spins,
+# patched holds an rwsem for write (the series makes them sleeping locks).
+LOCK_MODES = ({"i_mmap": "spin", "anon_vma": "spin"},
+              {"i_mmap": "rwsem-write", "anon_vma": "rwsem-write"})
+# Holds whose holder slept and holds that waited, per sleeping-lock site.
+SLEPT, WAITS, WAIT_MAX_NS = 2, 3, 7000
+
+
+def _frames(stack):
+    return ",".join(stack)
+
+
 def windows_dump(kinds, thresh_ns=5000):
-    """An "mmlat_windows 2" dump.  kinds: {kind: [(ns, caller, parent, n)]};
+    """An "mmlat_windows 3" dump.  kinds: {kind: [(ns, stack, lock, n)]}
+    (stack at open, opener first; lock pte, i_mmap, anon_vma or none);
     windows of at least thresh_ns are keyed but for COUNTERS["overflow"]
-    extra ones of thresh_ns that only the histogram holds."""
-    L = ["mmlat_windows 2",
-         "param clock=local_clock thresh_ns=%d table_size=512 cpus=1 sub_bits=%d running=0"
-         % (thresh_ns, SUB_BITS)]
+    extra ones of thresh_ns that only the histogram holds.  The longest
+    window's stack at its end is END_FRAMES then its stack at open
+    without the lock call."""
+    L = ["mmlat_windows 3",
+         "param clock=local_clock thresh_ns=%d table_size=512 cpus=1 sub_bits=%d "
+         "open_depth=6 running=0" % (thresh_ns, SUB_BITS)]
     for kind, wins in kinds.items():
-        wins = wins + [(thresh_ns, "[overflow]", "[overflow]", COUNTERS["overflow"])]
-        top = max(wins)
-        keyed = [x for x in wins[:-1] if x[0] >= thresh_ns]
+        top = max(wins, key=lambda x: x[0])
+        keyed = [x for x in wins if x[0] >= thresh_ns]
+        n = sum(x[3] for x in wins) + COUNTERS["overflow"]
+        total = sum(x[0] * x[3] for x in wins) + thresh_ns * COUNTERS["overflow"]
         L.append("kind %s n=%d total_ns=%d max_ns=%d unmatched=%d nested_begin=%d edge=0 "
-                 "idle_cut=0 keyed=%d overflow=%d overflow_max_ns=%d max_caller=%s max_parent=%s"
-                 % (kind, sum(x[3] for x in wins), sum(x[0] * x[3] for x in wins), top[0],
-                    COUNTERS["unmatched"], COUNTERS["nested_begin"], sum(x[3] for x in keyed),
-                    COUNTERS["overflow"], thresh_ns, top[1], top[2]))
-        L.append("maxstack %s 0 %s" % (kind, top[1]))
-        for lo, n in sorted(_buckets((x[0], x[3]) for x in wins).items()):
-            L.append("bucket %s lo_ns=%d hi_ns=%d n=%d" % (kind, lo, bucket_hi(lo), n))
+                 "idle_cut=0 keyed=%d overflow=%d overflow_max_ns=%d max_lock=%s"
+                 % (kind, n, total, top[0], COUNTERS["unmatched"], COUNTERS["nested_begin"],
+                    sum(x[3] for x in keyed), COUNTERS["overflow"], thresh_ns, top[2]))
+        for i, frame in enumerate(top[1]):
+            L.append("maxopen %s %d %s" % (kind, i, frame))
+        opener_on = [f for f in top[1] if not f.startswith("_raw_spin_lock")]
+        for i, frame in enumerate(END_FRAMES[kind] + opener_on):
+            L.append("maxstack %s %d %s" % (kind, i, frame))
+        values = [(x[0], x[3]) for x in wins] + [(thresh_ns, COUNTERS["overflow"])]
+        for lo, c in sorted(_buckets(values).items()):
+            L.append("bucket %s lo_ns=%d hi_ns=%d n=%d" % (kind, lo, bucket_hi(lo), c))
         by_key = {}
-        for ns, caller, parent, n in keyed:
-            by_key.setdefault((caller, parent), []).append((ns, n))
-        for (caller, parent), vals in by_key.items():
-            L.append("key %s cpu=0 n=%d total_ns=%d max_ns=%d caller=%s parent=%s buckets=%s"
-                     % (kind, sum(n for _, n in vals), sum(ns * n for ns, n in vals),
-                        max(ns for ns, _ in vals), caller, parent, _pairs(_buckets(vals))))
+        for ns, stack, lock, c in keyed:
+            by_key.setdefault((_frames(stack), lock), []).append((ns, c))
+        for (stack, lock), vals in by_key.items():
+            L.append("key %s cpu=0 n=%d total_ns=%d max_ns=%d lock=%s stack=%s buckets=%s"
+                     % (kind, sum(c for _, c in vals), sum(ns * c for ns, c in vals),
+                        max(ns for ns, _ in vals), lock, stack, _pairs(_buckets(vals))))
     return "\n".join(L) + "\n"
 
 
-def ptelock_dump(sites):
-    """An "mmlat_ptelock 2" dump.  sites: {at: [(ns, n)]}; COUNTERS'
-    lost and discarded holds are charged to the first site."""
-    L = ["mmlat_ptelock 2",
+def locks_dump(sites, modes=LOCK_MODES[0]):
+    """An "mmlat_locks 3" dump.  sites: {(lock, mode, at): [(ns, n)]};
+    COUNTERS' lost and discarded holds are charged to the first site;
+    sleeping-lock sites have SLEPT holds that slept and WAITS waits."""
+    L = ["mmlat_locks 3",
          "param clock=local_clock method=ftrace-caller functions=%d missing=0 "
-         "ptl_filter=struct-page sub_bits=%d running=0" % (len(sites), SUB_BITS)]
-    holds = sum(n for vals in sites.values() for _, n in vals)
-    L.append("total holds=%d lost=%d discarded=%d nonptl=0 site_overflow=0 in_flight=0"
-             % (holds, COUNTERS["ptelock_lost"], COUNTERS["ptelock_discarded"]))
-    for i, (at, vals) in enumerate(sites.items()):
-        L.append("site lock n=%d total_ns=%d max_ns=%d lost=%d discarded=%d at=%s buckets=%s"
-                 % (sum(n for _, n in vals), sum(ns * n for ns, n in vals),
-                    max(ns for ns, _ in vals), 0 if i else COUNTERS["ptelock_lost"],
-                    0 if i else COUNTERS["ptelock_discarded"], at, _pairs(_buckets(vals))))
+         "ptl_filter=struct-page i_mmap=%s anon_vma=%s sub_bits=%d running=0"
+         % (len(sites), modes["i_mmap"].split("-")[0], modes["anon_vma"].split("-")[0],
+            SUB_BITS)]
+    rows = []
+    for i, ((lock, mode, at), vals) in enumerate(sites.items()):
+        sleeps = mode != "spin"
+        rows.append(dict(lock=lock, mode=mode, n=sum(n for _, n in vals),
+                         total_ns=sum(ns * n for ns, n in vals), max_ns=max(ns for ns, _ in vals),
+                         lost=0 if i else COUNTERS["lock_lost"],
+                         discarded=0 if i else COUNTERS["lock_discarded"],
+                         slept=SLEPT if sleeps else 0, waits=WAITS if sleeps else 0,
+                         wait_total_ns=WAITS * WAIT_MAX_NS if sleeps else 0,
+                         wait_max_ns=WAIT_MAX_NS if sleeps else 0, at=at,
+                         buckets=_pairs(_buckets(vals))))
+    for lock in ("pte", "i_mmap", "anon_vma"):
+        mine = [r for r in rows if r["lock"] == lock]
+        L.append("total lock=%s holds=%d lost=%d discarded=%d in_flight=0" % (
+            lock, sum(r["n"] for r in mine), sum(r["lost"] for r in mine),
+            sum(r["discarded"] for r in mine)))
+    L.append("total nonlock=0 site_overflow=0 slot_overflow=0")
+    for r in rows:
+        L.append("site " + " ".join("%s=%s" % kv for kv in r.items()))
     return "\n".join(L) + "\n"
 
 
 def zap_ns(vi, shift):
     """The longest (zap) window and PTE-lock hold of variant vi, in ns."""
     return 1000000 - (500000 if vi == 1 and shift else 0) + 123
+
+
+# The longest i_mmap hold of variant vi (baseline: a spinning hold, which
+# opens a preempt-off window; patched: a sleeping one, which does not).
+I_MMAP_NS = (300123, 250123)
+# Window time in class other over 50 us, per boot: OTHER_N windows of OTHER_NS.
+OTHER_NS, OTHER_N = 60000, 2
 
 
 def _traced_guest(g, vi, shift, trace):
@@ -153,17 +211,24 @@ def _traced_guest(g, vi, shift, trace):
         with open(os.path.join(g, "tracer", "preemptoff.max"), "w") as f:
             f.write("%d\n" % (zap // 1000))
         return
-    lock, zap_site = "_raw_spin_lock+0x0/0x40", "zap_pte_range+0x10/0x400"
-    kinds = {"preempt": [(3000, lock, zap_site, 500), (zap - 40000, lock, zap_site, 1),
-                         (zap, lock, zap_site, 1),
-                         (40000, lock, "copy_pte_range+0x20/0x400", 20),
-                         (80000, "__do_softirq+0x5/0x300", "irq_exit_rcu+0x9/0x40", 5)],
-             "irq": [(10000, "__do_softirq+0x5/0x300", "irq_exit_rcu+0x9/0x40", 50)]}
+    preempt = [(3000, ZAP_STACK, "pte", 500), (zap - 40000, ZAP_STACK, "pte", 1),
+               (zap, ZAP_STACK, "pte", 1), (40000, FORK_STACK, "pte", 20),
+               (80000, SOFTIRQ_STACK, "none", 5), (OTHER_NS, OTHER_STACK, "none", OTHER_N)]
+    if LOCK_MODES[vi]["i_mmap"] == "spin":
+        preempt.append((I_MMAP_NS[vi], I_MMAP_STACK, "i_mmap", 1))
+    kinds = {"preempt": preempt, "irq": [(10000, SOFTIRQ_STACK, "none", 50)]}
     with open(os.path.join(g, "windows", "windows.txt"), "w") as f:
         f.write(windows_dump(kinds))
-    with open(os.path.join(g, "windows", "ptelock.txt"), "w") as f:
-        f.write(ptelock_dump({zap_site: [(1024, 98), (zap - 50000, 1), (zap - 40000, 1)],
-                              "copy_pte_range+0x30/0x400": [(3000, 10)]}))
+    modes = LOCK_MODES[vi]
+    with open(os.path.join(g, "windows", "locks.txt"), "w") as f:
+        f.write(locks_dump({
+            ("pte", "spin", "zap_pte_range+0x10/0x400"): [(1024, 98), (zap - 50000, 1),
+                                                          (zap - 40000, 1)],
+            ("pte", "spin", "copy_pte_range+0x30/0x400"): [(3000, 10)],
+            ("i_mmap", modes["i_mmap"], "unmap_mapping_pages+0x5b/0x110"):
+                [(2000, 30), (I_MMAP_NS[vi], 1)],
+            ("anon_vma", modes["anon_vma"], "anon_vma_clone+0x7a/0x1c0"): [(1500, 40)]},
+            modes))
 
 
 def make_run(root, shift=0, repeats=3, accel=("tcg", "tcg"), seed=0, failed=True,

@@ -1,18 +1,144 @@
-from mmlat.attribute import classify
+"""guest/classes.txt as the analysis reads it, and the classes of windows
+and holds with the stacks the window module records (opener first)."""
+import pytest
+
+from mmlat import attribute
+from mmlat.attribute import call_site, classify_stack, hold_class, opener
+
+ZAP = ["_raw_spin_lock+0x1a/0x30", "zap_pte_range+0x1f3/0x500", "zap_pmd_range+0x12a/0x1f0",
+       "unmap_page_range+0x2c5/0x470", "unmap_vmas+0xf4/0x180"]
+GATHER_FREE = ["free_unref_page_list+0x1b4/0x690", "release_pages+0x103/0x290",
+               "tlb_batch_pages_flush+0x41/0x70", "tlb_flush_mmu+0x3d/0x140"]
+# truncate's page-cache release: the same freeing with no gather open
+PLAIN_FREE = ["free_unref_page_list+0x1b4/0x690", "release_pages+0x103/0x290",
+              "__folio_batch_release+0x1f/0x50", "truncate_inode_pages_range+0x129/0x480"]
+PCP_BULK = ["_raw_spin_lock_irqsave+0x40/0x60", "free_pcppages_bulk+0x3a/0x2a0",
+            "free_unref_page_commit+0xc5/0xf0", "free_unref_page_list+0x224/0x690"]
+I_MMAP = ["_raw_spin_lock+0x1a/0x30", "unmap_mapping_pages+0x5b/0x110",
+          "truncate_pagecache+0x2a/0x60", "do_truncate+0x80/0xd0"]
+# mm->page_table_lock taken in __anon_vma_prepare: no anon_vma lock
+PAGE_TABLE_LOCK = ["_raw_spin_lock+0x1a/0x30", "__anon_vma_prepare+0x6f/0x1a0",
+                   "do_anonymous_page+0x3a1/0x3e0", "__handle_mm_fault+0x6a6/0xb50"]
+# the kernel's stack at the end of a fork window (real, format 2 fixture)
+FORK_END = ["mw_preempt_on+0x11e/0x160 [mmlat_windows]", "trace_preempt_on+0x117/0x120",
+            "preempt_count_sub+0x48/0x70", "_raw_spin_unlock+0x16/0x30",
+            "copy_page_range+0xc4e/0x1090", "dup_mmap+0x38d/0x570",
+            "copy_process+0xc24/0x1560"]
+IRQ_END = ["mw_irq_on+0x11f/0x160 [mmlat_windows]", "trace_hardirqs_on+0xa7/0x150",
+           "_raw_spin_unlock_irqrestore+0x19/0x40", "free_pcppages_bulk+0x21f/0x2a0",
+           "free_unref_page_commit+0xc5/0xf0", "free_unref_page_list+0x224/0x690"]
 
 
-def test_classes():
-    assert classify("_raw_spin_lock", "zap_pte_range") == "pte-lock-zap"
-    assert classify("copy_pte_range", "copy_pmd_range") == "pte-lock-fork"
-    assert classify("mmlat_calib_preempt", "x") == "calibration"
-    assert classify("__do_softirq", "irq_exit_rcu") == "softirq"
-    assert classify("smp_call_function_many_cond", "on_each_cpu_cond_mask") == "tlb-flush-ipi"
-    assert classify("_raw_spin_lock_irqsave", "folio_lruvec_lock_irqsave", "irqsoff") == "zone-lru-lock"
-    assert classify("tlb_finish_mmu", "exit_mmap", "preemptoff") == "mmu-gather-free"
-    # the pre-series baseline opens its non-preemptible gather here
-    assert classify("__tlb_gather_mmu+0x98/0x120", "__tlb_gather_mmu+0x98/0x120",
-                    "preemptoff") == "mmu-gather-free"
-    assert classify("unmap_mapping_range", "x") == "i_mmap-lock"
-    assert classify("unlink_anon_vmas", "x") == "anon_vma-lock"
-    assert classify("foo", "bar") == "other"
-    assert classify(None, None) == "other"
+def test_classes_come_from_the_table_in_its_order():
+    assert attribute.CLASSES[-1] == "other"
+    for cls in ("calibration", "pte-lock-zap", "pte-lock-fork", "pte-lock-other",
+                "i_mmap-lock", "anon_vma-lock", "page-cache-removal", "zone-lru-lock",
+                "tlb-flush-ipi", "mmu-gather", "page-free", "softirq"):
+        assert cls in attribute.CLASSES
+    assert attribute.CLASSES.index("pte-lock-zap") < attribute.CLASSES.index("mmu-gather")
+    assert len(set(attribute.CLASSES)) == len(attribute.CLASSES)
+    assert attribute.CLASSES_PATH.name == "classes.txt"
+    assert attribute.CLASSES_PATH.parent.name == "guest"
+
+
+def test_table_is_parsed_with_globs_locks_and_kinds():
+    rules = attribute.parse_rules(
+        "# comment\n\n"
+        "-      any plumbing -  _raw_spin_lock* preempt_count_add\n"
+        "mine   irq opener   pte foo bar_*   # trailing comment\n")
+    assert [(r.cls, r.kind, r.match, r.lock, r.functions, r.line) for r in rules] == [
+        ("-", "any", "plumbing", None, ("_raw_spin_lock*", "preempt_count_add"), 3),
+        ("mine", "irq", "opener", "pte", ("foo", "bar_*"), 4)]
+    assert rules[1].has("bar_baz") and rules[1].has("foo") and not rules[1].has("foobar")
+    assert rules[0].has("_raw_spin_lock_irqsave")
+
+
+@pytest.mark.parametrize("line, why", [
+    ("mine any opener -", "at least one function"),
+    ("mine sometimes opener - foo", "kind 'sometimes'"),
+    ("mine any first - foo", "match 'first'"),
+    ("mine any opener spinlock foo", "lock 'spinlock'"),
+    ("- any opener - foo", "plumbing rows, and only they"),
+    ("mine any plumbing - foo", "plumbing rows, and only they"),
+])
+def test_a_bad_line_is_named_by_its_number(line, why):
+    text = "# header\nok any opener - foo\n\n" + line + "\n"
+    with pytest.raises(attribute.ClassesError, match=r"^t\.txt:4: .*" + why):
+        attribute.parse_rules(text, "t.txt")
+
+
+def test_func_name_strips_offsets_suffixes_and_module():
+    assert attribute.func_name("zap_pte_range+0x1f3/0x500") == "zap_pte_range"
+    assert attribute.func_name("follow_p4d_mask.constprop.0+0x12/0x90") == "follow_p4d_mask"
+    assert attribute.func_name("move_page_tables.part.0+0x1/0x2") == "move_page_tables"
+    assert attribute.func_name("mw_irq_on+0x11f/0x160 [mmlat_windows]") == "mw_irq_on"
+    assert attribute.func_name("[idle]") == "[idle]"
+
+
+def test_opener_skips_lock_preempt_and_tracing_plumbing():
+    assert opener(ZAP) == "zap_pte_range"
+    assert opener(GATHER_FREE) == "free_unref_page_list"
+    assert opener(FORK_END) == "copy_page_range"
+    assert opener(IRQ_END) == "free_pcppages_bulk"
+    assert opener(["_raw_spin_lock+0x1/0x2"]) == ""
+    assert call_site(GATHER_FREE) == "free_unref_page_list <- release_pages"
+    assert call_site(ZAP) == "zap_pte_range <- zap_pmd_range"
+    assert call_site(["[idle]"]) == "[idle]"
+    assert call_site([]) == "[none]"
+
+
+def test_classify_real_openers():
+    assert classify_stack(ZAP, "preempt", "pte") == "pte-lock-zap"
+    assert classify_stack(FORK_END[3:], "preempt", "pte") == "pte-lock-fork"
+    # page freeing inside a gather is the gather's; outside one, page-free
+    assert classify_stack(GATHER_FREE, "preempt", "none") == "mmu-gather"
+    assert classify_stack(PLAIN_FREE, "preempt", "none") == "page-free"
+    # the same freeing with irqs off is the zone lock
+    assert classify_stack(PCP_BULK, "irq", "none") == "zone-lru-lock"
+    assert classify_stack(PCP_BULK, "irqsoff", "none") == "zone-lru-lock"
+    assert classify_stack(I_MMAP, "preempt", "i_mmap") == "i_mmap-lock"
+    assert classify_stack(["[idle]"], "preempt", "none") == "idle"
+    assert classify_stack(["__do_softirq+0x5/0x300", "irq_exit_rcu+0x9/0x40"],
+                          "irq", "none") == "softirq"
+    assert classify_stack(["mmlat_calib_preempt_window+0x2a/0x60",
+                           "mmlat_calib_write+0x8c/0x140"], "preempt", "none") == "calibration"
+    assert classify_stack(["some_driver_poll+0x1c/0x80"], "preempt", "none") == "other"
+    assert classify_stack([], "preempt", "none") == "other"
+
+
+def test_the_lock_tag_decides_before_the_stack():
+    # tagged i_mmap or anon_vma: the lock alone, whatever took it
+    assert classify_stack(ZAP, "preempt", "anon_vma") == "anon_vma-lock"
+    # tagged pte: split by the opener; an unlisted one is pte-lock-other
+    assert classify_stack(["_raw_spin_lock+0x1/0x2", "new_pte_user+0x1/0x2"],
+                          "preempt", "pte") == "pte-lock-other"
+    # untagged by a module that tags: none of the hooked locks, so no
+    # lock user's row applies
+    assert classify_stack(PAGE_TABLE_LOCK, "preempt", "none") == "other"
+    assert classify_stack(I_MMAP, "preempt", "none") == "other"
+    # no tag known (a stack at a window's end): the stack alone
+    assert classify_stack(PAGE_TABLE_LOCK, "preempt") == "anon_vma-lock"
+    assert classify_stack(FORK_END, "preempt") == "pte-lock-fork"
+    assert classify_stack(IRQ_END, "irq") == "zone-lru-lock"
+
+
+def test_hold_class():
+    assert hold_class("pte", "unmap_page_range") == "pte-lock-zap"
+    assert hold_class("pte", "zap_pte_range") == "pte-lock-zap"
+    assert hold_class("pte", "copy_page_range") == "pte-lock-fork"
+    assert hold_class("pte", "__handle_mm_fault") == "pte-lock-other"
+    assert hold_class("pte", "follow_p4d_mask.constprop.0") == "pte-lock-other"
+    assert hold_class("pte", "mmlat_calib_ptl_hold") == "pte-lock-other"
+    assert hold_class("i_mmap", "unmap_mapping_pages") == "i_mmap-lock"
+    assert hold_class("i_mmap", "anything") == "i_mmap-lock"
+    assert hold_class("anon_vma", "anon_vma_clone") == "anon_vma-lock"
+
+
+def test_every_lock_user_row_names_its_lock():
+    # the module hooks the lock calls of these rows' functions: every
+    # PTE, i_mmap and anon_vma class row carries its lock
+    for r in attribute.RULES:
+        if r.cls.startswith("pte-lock-"):
+            assert r.lock == "pte", r
+        if r.cls in ("i_mmap-lock", "anon_vma-lock"):
+            assert r.lock == r.cls[:-len("-lock")], r

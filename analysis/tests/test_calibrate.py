@@ -165,42 +165,50 @@ def test_no_reading_at_all_fails(cell):
 # the counters), and keys of other code that change between every two
 # snapshots.
 CALIB_KEYS = {
-    "preempt": "key preempt cpu=0 {} caller=mmlat_calib_preempt_window+0x2a/0x60 [mmlat_calib] "
-               "parent=mmlat_calib_write+0x8c/0x140 [mmlat_calib]",
-    "irq": "key irq cpu=0 {} caller=mmlat_calib_irq_window+0x30/0x70 [mmlat_calib] "
-           "parent=mmlat_calib_write+0x8c/0x140 [mmlat_calib]",
-    "spin": "key preempt cpu=0 {} caller=_raw_spin_lock+0x1a/0x40 "
-            "parent=mmlat_calib_spin_window+0x25/0x80 [mmlat_calib]",
-    "ptl": "site lock {} at=mmlat_calib_ptl_hold+0x1c/0x70 [mmlat_calib]",
+    "preempt": "key preempt cpu=0 {} lock=none stack=mmlat_calib_preempt_window+0x2a/0x60,"
+               "mmlat_calib_write+0x8c/0x140,proc_reg_write+0x53/0xa0",
+    "irq": "key irq cpu=0 {} lock=none stack=mmlat_calib_irq_window+0x30/0x70,"
+           "mmlat_calib_write+0x8c/0x140,proc_reg_write+0x53/0xa0",
+    "spin": "key preempt cpu=0 {} lock=none stack=_raw_spin_lock+0x1a/0x40,"
+            "mmlat_calib_spin_window+0x25/0x80,mmlat_calib_write+0x8c/0x140",
+    "ptl": "site lock=pte mode=spin {} at=mmlat_calib_ptl_hold+0x1c/0x70",
 }
 CALIB_KEYS["ptl_nested"] = CALIB_KEYS["ptl"]
 # Windows the PTE-lock kinds open around the hold: not their reading.
 SIDE_KEYS = {
-    "ptl": "key preempt cpu=0 {} caller=_raw_spin_lock+0x1a/0x40 "
-           "parent=mmlat_calib_ptl_hold+0x1c/0x70 [mmlat_calib]",
-    "ptl_nested": "key preempt cpu=0 {} caller=mmlat_calib_ptl_nested_window+0x12/0x40 "
-                  "[mmlat_calib] parent=mmlat_calib_write+0x8c/0x140 [mmlat_calib]",
+    "ptl": "key preempt cpu=0 {} lock=pte stack=_raw_spin_lock+0x1a/0x40,"
+           "mmlat_calib_ptl_hold+0x1c/0x70,mmlat_calib_write+0x8c/0x140",
+    "ptl_nested": "key preempt cpu=0 {} lock=none stack=mmlat_calib_ptl_nested_window+0x12/0x40,"
+                  "mmlat_calib_write+0x8c/0x140",
 }
-NOISE_KEYS = ["key preempt cpu=0 {} caller=_raw_spin_lock+0x1a/0x40 parent=zap_pte_range+0x1ab/0x600",
-              "key irq cpu=0 {} caller=_raw_spin_lock_irqsave+0x20/0x50 "
-              "parent=free_unref_page_list+0x101/0x300",
-              "site lock {} at=zap_pte_range+0x1ab/0x600"]
+# The guest's own windows and holds; the first has the preempt
+# calibration function deep in its stack (an interrupt inside the
+# window), which must not count as the window.
+NOISE_KEYS = ["key preempt cpu=0 {} lock=none stack=_raw_spin_lock+0x1a/0x40,"
+              "hrtimer_interrupt+0x10/0x200,__sysvec_apic_timer_interrupt+0x5c/0x110,"
+              "mmlat_calib_preempt_window+0x2a/0x60",
+              "key preempt cpu=0 {} lock=pte stack=_raw_spin_lock+0x1a/0x40,"
+              "zap_pte_range+0x1ab/0x600,zap_pmd_range+0x12a/0x1f0",
+              "key irq cpu=0 {} lock=none stack=_raw_spin_lock_irqsave+0x20/0x50,"
+              "free_unref_page_list+0x101/0x300",
+              "site lock=pte mode=spin {} at=zap_pte_range+0x1ab/0x600"]
 
 
 def _dumps(counters):
-    """The two dumps (format of guest/modules/mmlat_windows) of counters."""
-    windows = ["mmlat_windows 2", "param clock=local_clock thresh_ns=5000 cpus=1 running=1",
-               "kind preempt n=1 total_ns=1 max_ns=1",
-               "kind irq n=1 total_ns=1 max_ns=1"]
-    ptelock = ["mmlat_ptelock 2", "param clock=local_clock running=1",
-               "total holds=0 lost=0 discarded=0 nonptl=0"]
+    """The two dumps (format 3 of guest/modules/mmlat_windows) of counters."""
+    windows = ["mmlat_windows 3", "param clock=local_clock thresh_ns=5000 cpus=1 running=1",
+               "kind preempt n=1 total_ns=1 max_ns=1 max_lock=none",
+               "kind irq n=1 total_ns=1 max_ns=1 max_lock=none"]
+    locks = ["mmlat_locks 3", "param clock=local_clock running=1",
+             "total lock=pte holds=0 lost=0 discarded=0 in_flight=0"]
     for key, c in counters.items():
         fields = "n=%d total_ns=%d max_ns=%d" % (c["n"], c["total"], c["max"])
         if key.startswith("site"):
-            fields += " nonptl=0 lost=0 discarded=%d" % c["discarded"]
-        (ptelock if key.startswith("site") else windows).append(
+            fields += (" lost=0 discarded=%d slept=0 waits=0 wait_total_ns=0 wait_max_ns=0"
+                       % c["discarded"])
+        (locks if key.startswith("site") else windows).append(
             key.format(fields) + " buckets=")
-    return "\n".join(windows) + "\n", "\n".join(ptelock) + "\n"
+    return "\n".join(windows) + "\n", "\n".join(locks) + "\n"
 
 
 def windows_cell(guest, request, a=1.0, b_ns=1200, extra=None):
@@ -219,9 +227,9 @@ def windows_cell(guest, request, a=1.0, b_ns=1200, extra=None):
         c["max"] = max(c["max"], ns)
 
     def snapshot(i):
-        win, pte = _dumps(counters)
+        win, locks = _dumps(counters)
         (guest / "calib" / ("%d.windows" % i)).write_text(win)
-        (guest / "calib" / ("%d.ptelock" % i)).write_text(pte)
+        (guest / "calib" / ("%d.locks" % i)).write_text(locks)
 
     lines = []
     snapshot(0)
@@ -328,9 +336,9 @@ def test_reading_beyond_the_time_around_the_window_fails(tmp_path):
 
 def test_missing_snapshot_is_named(tmp_path):
     guest = windows_cell(tmp_path / "guest", W_REQUEST)
-    (guest / "calib" / "9.ptelock").unlink()
+    (guest / "calib" / "9.locks").unlink()
     _, failures = calibrate.check_cell(str(guest), W_REQUEST)
-    assert failures[:2] == ["window 9 (ptl 50 us): no snapshot calib/9.ptelock",
+    assert failures[:2] == ["window 9 (ptl 50 us): no snapshot calib/9.locks",
                             "window 10 (ptl_nested 50 us): no snapshot before it"]
 
 

@@ -62,7 +62,7 @@ def test_latency_and_throughput_from_clean_windows_from_traced(worse):
             assert ws["windows"]["preemptoff"][side]["count"] == sum(
                 sum(c["windows"]["preemptoff"]["hist"].values()) for c in traced) > 0
             assert ws["windows"]["preemptoff"][side]["max"] == fakerun.zap_ns(vi, 25) / 1000
-            assert ws["ptelock"]["n_cells"][side] == len(traced)
+            assert ws["locks"]["n_cells"][side] == len(traced)
             assert ws["counters"][side]["windows"] == sum(c["counters"].windows for c in traced)
     assert s["workloads"]["fork"]["n_cells"] == {"clean": {"baseline": REPEATS, "patched": REPEATS},
                                                  "traced": {"baseline": REPEATS,
@@ -106,18 +106,18 @@ def test_module_counters_as_rates(worse):
     assert c["unmatched"] == 2 * per_boot["unmatched"] * n   # preempt and irq
     assert c["nested_begin"] == 2 * per_boot["nested_begin"] * n
     assert c["overflow"] == 2 * per_boot["overflow"] * n
-    assert c["ptelock_lost"] == per_boot["ptelock_lost"] * n
-    assert c["ptelock_discarded"] == per_boot["ptelock_discarded"] * n
+    assert c["lock_lost"] == per_boot["lock_lost"] * n
+    assert c["lock_discarded"] == per_boot["lock_discarded"] * n
     assert c["rates"]["unmatched"] == pytest.approx(c["unmatched"] / c["windows"])
-    assert c["rates"]["ptelock_discarded"] == pytest.approx(c["ptelock_discarded"] / c["holds"])
+    assert c["rates"]["lock_discarded"] == pytest.approx(c["lock_discarded"] / c["holds"])
     assert [b["repeat"] for b in c["per_boot"]] == list(range(1, n + 1))
     txt = report.render_txt(s)
     sec = txt[txt.index("== munmap"):]
     row = sec[sec.index("tracer counters, traced boots"):].splitlines()[2].split()
     assert row == ["baseline", str(c["windows"]), "%.1e" % c["rates"]["unmatched"],
                    "%.1e" % c["rates"]["nested_begin"], "%.1e" % c["rates"]["overflow"],
-                   str(c["holds"]), "%.1e" % c["rates"]["ptelock_discarded"],
-                   "%.1e" % c["rates"]["ptelock_lost"]]
+                   str(c["holds"]), "%.1e" % c["rates"]["lock_discarded"],
+                   "%.1e" % c["rates"]["lock_lost"]]
 
 
 def test_headings_name_the_boot_kind(worse):
@@ -127,7 +127,10 @@ def test_headings_name_the_boot_kind(worse):
                     "throughput ops/s, clean boots:",
                     "preemptoff windows (us), traced boots:",
                     "irqsoff windows (us), traced boots:",
-                    "PTE-lock hold time (us), traced boots",
+                    "preemptoff windows by class, top 5 by max (us), traced boots:",
+                    "i_mmap lock hold time (us), traced boots:",
+                    "anon_vma lock hold time (us), traced boots:",
+                    "pte lock hold time (us), traced boots:",
                     "tracer counters, traced boots",
                     "latency histogram, clean boots:"):
         assert txt.count(heading) == 2, heading   # once per workload
@@ -214,10 +217,12 @@ def test_trace_none_run_has_latency_only(tmp_path):
     ws = s["workloads"]["munmap"]
     assert ws["latency"]["baseline"]["count"] == 2 * 4000
     assert ws["windows"]["preemptoff"]["baseline"]["count"] == 0
-    assert ws["ptelock"] is None and ws["counters"]["baseline"] is None
+    assert ws["locks"] is None and ws["counters"]["baseline"] is None
+    assert ws["attribution"] == []
     assert ws["traced_over_clean"]["baseline"]["median"] is None
     txt = report.render_txt(s)
     assert "traced/clean" not in txt and "windows (us)" not in txt
+    assert "critical sections" not in txt and "hold time" not in txt
     assert "cyclictest latency (us), clean boots" in txt
 
 
@@ -250,10 +255,17 @@ def test_figure_content(worse):
     fc = plot.fig_classes(s, "preemptoff")
     ticks = [t.get_text() for t in fc.axes[0].get_xticklabels()]
     assert "pte-lock-zap" in ticks and fc.axes[0].get_title().endswith("traced boots: fork")
-    fp = plot.fig_ptelock(s)
-    zap = [line for line in fp.axes[0].get_lines() if line.get_label() == "baseline pte-lock-zap"][0]
-    assert max(zap.get_xdata()) == s["workloads"]["fork"]["ptelock"]["classes"][
-        "pte-lock-zap"]["baseline"]["max"] / 1000.0
+    fp = plot.fig_locks(s)
+    assert fp.axes[0].get_title() == "lock hold CCDF, traced boots: fork"
+    curves = {line.get_label(): line for line in fp.axes[0].get_lines()}
+    assert set(curves) == {"%s %s" % (side, cls) for side in ("baseline", "patched")
+                           for cls in ("pte-lock-zap", "pte-lock-fork", "i_mmap-lock",
+                                       "anon_vma-lock")}
+    holds = s["workloads"]["fork"]["locks"]["classes"]
+    for label, line in curves.items():
+        side, cls = label.split()
+        assert max(line.get_xdata()) == holds[cls][side]["max"] / 1000.0
+    assert max(curves["baseline i_mmap-lock"].get_xdata()) == fakerun.I_MMAP_NS[0] / 1000.0
 
 
 def test_text_hist():
@@ -315,17 +327,17 @@ def test_module_histograms_are_read_at_midpoints(worse):
     # every preempt-off window: 500 of 3 us, exact in no bucket
     lo3 = fakerun.bucket_lo(3000)
     assert ws["windows"]["preemptoff"]["baseline"]["p50"] == (lo3 + fakerun.bucket_hi(lo3)) / 2 / 1000
-    pte = ws["ptelock"]["classes"]["pte-lock-zap"]["baseline"]
+    pte = ws["locks"]["classes"]["pte-lock-zap"]["baseline"]
     assert pte["p50"] == 1032 and pte["max"] == zap - 40000
 
 
 def test_tracer_counters_sum_and_rates():
-    a = load.TracerCounters(windows=100, unmatched=1, holds=10, ptelock_lost=1)
-    b = load.TracerCounters(windows=300, nested_begin=4, overflow=2, ptelock_discarded=3)
+    a = load.TracerCounters(windows=100, unmatched=1, holds=10, lock_lost=1)
+    b = load.TracerCounters(windows=300, nested_begin=4, overflow=2, lock_discarded=3)
     c = a + b
     assert (c.windows, c.unmatched, c.nested_begin, c.overflow, c.holds) == (400, 1, 4, 2, 10)
     assert c.rates() == {"unmatched": 1 / 400, "nested_begin": 4 / 400, "overflow": 2 / 400,
-                         "ptelock_discarded": 3 / 10, "ptelock_lost": 1 / 10}
+                         "lock_discarded": 3 / 10, "lock_lost": 1 / 10}
     assert load.TracerCounters().rates()["unmatched"] is None
 
 

@@ -328,11 +328,9 @@ static __always_inline void win_begin(int kind, unsigned long ip,
 				      unsigned long parent)
 {
 	struct win_start *s = this_cpu_ptr(&win_start[kind]);
-	u64 now = local_clock();
 
 	if (s->active && s->gen == mw_gen)
 		wstats(smp_processor_id(), kind)->nested_begin++;
-	s->ts = now;
 	s->seq++;
 	s->gen = mw_gen;
 	if (ip == IDLE_IP) {
@@ -343,6 +341,8 @@ static __always_inline void win_begin(int kind, unsigned long ip,
 	}
 	s->lock = kind == W_PREEMPT ? take_pending_lock(ip) : 0;
 	s->active = 1;
+	/* last: the probe's own work stays outside the window it times */
+	s->ts = local_clock();
 }
 
 static __always_inline void win_end(int kind, u64 now)
