@@ -152,8 +152,8 @@ def _module_windows(w, mod, tr, tagged):
     windows of at least the module's threshold, from its keys (a stack at
     open and a lock tag; attribute.classify_stack), a site being the
     class and call site (attribute.call_site) with the keys of every CPU
-    merged.  Histograms are in us, each bucket at its midpoint, the top
-    count of each key at its exact max.  Windows below the threshold are
+    merged.  Histograms are in us, each bucket at its midpoint (the keys'
+    of key_sub_bits), the top count of each key at its exact max.  Windows below the threshold are
     counted in "below_thresh", windows the full table could not key in
     "overflow": both are in "hist" only.  "max" is the attribution check
     of the longest window (max_window).  tagged: the module ran its lock
@@ -162,6 +162,9 @@ def _module_windows(w, mod, tr, tagged):
     if not mod or kind not in mod["kinds"]:
         return
     sub_bits = _sub_bits(mod["params"], "windows.txt")
+    # the keys' histograms are coarser than the kind's (8 buckets per power
+    # of two: there are thousands of keys); their max is exact all the same
+    key_sub_bits = mod["params"].get("key_sub_bits", sub_bits)
     k = mod["kinds"][kind]
     w["present"] = True
     w["source"] = "module"
@@ -175,7 +178,7 @@ def _module_windows(w, mod, tr, tagged):
             continue
         cls = attribute.classify_stack(e["stack"], kind, _tag(e.get("lock"), tagged))
         site = attribute.call_site(e["stack"])
-        h = bucket_hist(e["buckets"], e["max_ns"], sub_bits, 1000)
+        h = bucket_hist(e["buckets"], e["max_ns"], key_sub_bits, 1000)
         _add_hist(w["by_class"].setdefault(cls, {}), h)
         st = w["sites"].setdefault((cls, site), {"class": cls, "site": site, "count": 0,
                                                  "max": 0, "total_us": 0.0, "hist": {}})

@@ -32,6 +32,8 @@ TRACED_LATENCY_US = 150
 COUNTERS = {"unmatched": 3, "nested_begin": 2, "overflow": 1,
             "lock_lost": 2, "lock_discarded": 5}
 SUB_BITS = 6
+# The window module's keys have coarser histograms than its kinds.
+KEY_SUB_BITS = 3
 
 
 def clean_ops(vi, r):
@@ -77,11 +79,12 @@ def _trigger(entries):
     return "\n".join(out) + "\n"
 
 
-def _buckets(values):
+def _buckets(values, sub_bits=SUB_BITS):
     """[(ns, n)] -> {bucket lo: n}"""
     out = {}
     for ns, n in values:
-        out[bucket_lo(ns)] = out.get(bucket_lo(ns), 0) + n
+        lo = bucket_lo(ns, sub_bits)
+        out[lo] = out.get(lo, 0) + n
     return out
 
 
@@ -126,7 +129,7 @@ def windows_dump(kinds, thresh_ns=5000):
     without the lock call."""
     L = ["mmlat_windows 3",
          "param clock=local_clock thresh_ns=%d table_size=512 cpus=1 sub_bits=%d "
-         "open_depth=6 running=0" % (thresh_ns, SUB_BITS)]
+         "key_sub_bits=%d open_depth=6 running=0" % (thresh_ns, SUB_BITS, KEY_SUB_BITS)]
     for kind, wins in kinds.items():
         top = max(wins, key=lambda x: x[0])
         keyed = [x for x in wins if x[0] >= thresh_ns]
@@ -150,7 +153,8 @@ def windows_dump(kinds, thresh_ns=5000):
         for (stack, lock), vals in by_key.items():
             L.append("key %s cpu=0 n=%d total_ns=%d max_ns=%d lock=%s stack=%s buckets=%s"
                      % (kind, sum(c for _, c in vals), sum(ns * c for ns, c in vals),
-                        max(ns for ns, _ in vals), lock, stack, _pairs(_buckets(vals))))
+                        max(ns for ns, _ in vals), lock, stack,
+                        _pairs(_buckets(vals, KEY_SUB_BITS))))
     return "\n".join(L) + "\n"
 
 

@@ -253,8 +253,9 @@ static inline struct win_key *wtable(int cpu, int kind)
  * to the one whose return address is ip, the caller the tracepoint names
  * (e.g. _raw_spin_lock+0x1a), then keep up to OPEN_DEPTH return addresses
  * from there.  Only the task's own stack is walked, each frame bounds-
- * checked against it, outward only: a window opened on an interrupt stack,
- * or a frame chain that leaves the task stack, keeps ip and parent.
+ * checked against it, outward only, up to an interrupt's saved registers:
+ * a window opened on an interrupt stack, or whose chain leaves the task
+ * stack at once, keeps ip and parent.
  * About ten instructions a frame, where stack_trace_save() costs
  * hundreds under TCG.
  */
@@ -277,7 +278,12 @@ static __always_inline void open_stack(struct win_start *s, unsigned long ip,
 		} else if (++skipped > OPEN_SKIP) {
 			break;
 		}
-		if (next <= fp)
+		/*
+		 * Outward only; an odd frame pointer is the entry code's
+		 * encoded pt_regs (interrupted context), where the chain of
+		 * this stack ends.
+		 */
+		if (next <= fp || next & (sizeof(long) - 1))
 			break;
 		fp = next;
 	}
@@ -1008,9 +1014,12 @@ static void notrace mw_sleep_unlock_hook(unsigned long ip,
 }
 
 /*
- * The hooked functions.  FTRACE_OPS_FL_RECURSION: the hooks call nothing
- * that these ops trace, so ftrace can call them directly rather than
- * through its recursion guard.  Only the families the kernel's i_mmap and
+ * The hooked functions.  No FTRACE_OPS_FL_RECURSION: that flag asks ftrace
+ * to call the hook through ftrace_ops_assist_func(), a recursion guard
+ * whose preempt_enable_notrace() may reschedule from inside every lock
+ * call.  The hooks call nothing these ops trace; the one way back in is
+ * their last preempt_enable_notrace() rescheduling into a spinlock, once
+ * their state is consistent.  Only the families the kernel's i_mmap and
  * anon_vma locks use are hooked (the spinlock always, for the PTE lock).
  */
 struct lock_hook {
@@ -1022,7 +1031,7 @@ struct lock_hook {
 
 #define LOCK_HOOK(fn, fam, cb)						\
 	{ .func = fn, .family = fam,					\
-	  .ops = { .func = cb, .flags = FTRACE_OPS_FL_RECURSION } }
+	  .ops = { .func = cb } }
 
 static struct lock_hook lock_hooks[] = {
 	LOCK_HOOK("_raw_spin_lock", MODE_SPIN, mw_spin_lock_hook),
