@@ -306,8 +306,9 @@ def load_cell(run_dir, variant, workload, boot, rep, cell_dir):
                 po = e.get("parent", e.get("parent_offs"))
                 caller = sm.name(co) if sm else str(co)
                 parent = sm.name(po) if sm else str(po)
-                # no lock tag: the two frames alone decide
-                frames = [caller, parent]
+                # no lock tag: the two frames alone decide (the 6.1 guests
+                # report parent == caller for openers outside lock calls)
+                frames = [caller] if parent == caller else [caller, parent]
                 cls = attribute.classify_stack(frames, tr)
                 bc = w["by_class"].setdefault(cls, {})
                 bc[lat_us] = bc.get(lat_us, 0) + n
