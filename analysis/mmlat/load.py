@@ -119,24 +119,50 @@ def _add_hist(dst, h):
         dst[v] = dst.get(v, 0) + n
 
 
-def _tag(lock, tagged):
-    """The lock tag classify_stack is given: None (no tag known) when the
-    module ran without lock hooks, which tag windows; "none" for a window
-    the hooks saw opened by no hooked lock."""
-    return (lock or "none") if tagged else None
+def lock_sites(locks):
+    """{at: lock} of the lock call sites of an mmlat_locks dump that took
+    one lock only, None without a dump (the module ran without lock hooks,
+    so no window is tagged)."""
+    if locks is None:
+        return None
+    seen = {}
+    for s in locks["sites"]:
+        seen.setdefault(s["at"], set()).add(s["lock"])
+    return {at: ls.pop() for at, ls in seen.items() if len(ls) == 1}
 
 
-def max_window(k, kind, tagged=True):
+def window_lock(stack, lock, sites):
+    """The lock tag classify_stack is given for a window, and whether it
+    came from its lock site rather than the module.  None (no tag known)
+    when the module ran without lock hooks (sites None).  The module's tag
+    when it has one; else, for a window opened inside a lock call, the
+    lock its call site took in this boot (sites: lock_sites()): the module
+    hands the tag from its lock hook to the next window to begin, and an
+    interrupt in between loses it (35 of 2513 fork-side PTE-lock windows,
+    the longest among them, in the baseline fork fixture); else "none",
+    opened by no hooked lock."""
+    if sites is None:
+        return None, False
+    if lock in attribute.LOCKS:
+        return lock, False
+    i = attribute.opener_index(stack)
+    if i and stack[i] in sites:
+        return sites[stack[i]], True
+    return "none", False
+
+
+def max_window(k, kind, sites=None):
     """The attribution check of a kind's longest window: its class from the
     module's record (the stack at open, "maxopen", and the lock that opened
-    it) against its class from the kernel's stack at its end ("maxstack",
-    read with the same rules and no lock tag: the stack alone), and both
-    openers.  agree is None when either stack is missing."""
+    it, window_lock) against its class from the kernel's stack at its end
+    ("maxstack", read with the same rules and no lock tag: the stack
+    alone), and both call sites.  agree is None when either stack is
+    missing."""
     open_stack, end_stack = k.get("maxopen") or [], k.get("maxstack") or []
-    lock = k.get("max_lock")
-    out = {"us": k["max_ns"] / 1000.0, "lock": lock,
+    lock, from_site = window_lock(open_stack, k.get("max_lock"), sites)
+    out = {"us": k["max_ns"] / 1000.0, "lock": lock, "lock_from_site": from_site,
            "open_stack": open_stack, "end_stack": end_stack,
-           "open_class": attribute.classify_stack(open_stack, kind, _tag(lock, tagged))
+           "open_class": attribute.classify_stack(open_stack, kind, lock)
            if open_stack else None,
            "end_class": attribute.classify_stack(end_stack, kind) if end_stack else None,
            "open_site": attribute.call_site(open_stack) if open_stack else None,
@@ -146,7 +172,7 @@ def max_window(k, kind, tagged=True):
     return out
 
 
-def _module_windows(w, mod, tr, tagged):
+def _module_windows(w, mod, tr, sites):
     """Fill one tracer's window record from an mmlat_windows dump: "hist"
     holds every window (log-linear buckets); "by_class" and "sites" the
     windows of at least the module's threshold, from its keys (a stack at
@@ -156,8 +182,9 @@ def _module_windows(w, mod, tr, tagged):
     of key_sub_bits), the top count of each key at its exact max.  Windows below the threshold are
     counted in "below_thresh", windows the full table could not key in
     "overflow": both are in "hist" only.  "max" is the attribution check
-    of the longest window (max_window).  tagged: the module ran its lock
-    hooks, so a key without a lock was opened by none of their locks."""
+    of the longest window (max_window).  sites: lock_sites() of the boot's
+    lock dump; "lock_from_site" counts the windows whose lock came from
+    their lock site, not the module (window_lock)."""
     kind = MODULE_KIND[tr]
     if not mod or kind not in mod["kinds"]:
         return
@@ -172,11 +199,14 @@ def _module_windows(w, mod, tr, tagged):
     w["overflow"] = k["overflow"]
     w["below_thresh"] = k["n"] - k["keyed"] - w["overflow"]
     w["thresh_us"] = mod["params"]["thresh_ns"] / 1000.0
-    w["max"] = max_window(k, kind, tagged)
+    w["max"] = max_window(k, kind, sites)
+    w["lock_from_site"] = 0
     for e in mod["keys"]:
         if e["kind"] != kind:
             continue
-        cls = attribute.classify_stack(e["stack"], kind, _tag(e.get("lock"), tagged))
+        lock, from_site = window_lock(e["stack"], e.get("lock"), sites)
+        w["lock_from_site"] += e["n"] if from_site else 0
+        cls = attribute.classify_stack(e["stack"], kind, lock)
         site = attribute.call_site(e["stack"])
         h = bucket_hist(e["buckets"], e["max_ns"], key_sub_bits, 1000)
         _add_hist(w["by_class"].setdefault(cls, {}), h)
@@ -286,6 +316,7 @@ def load_cell(run_dir, variant, workload, boot, rep, cell_dir):
     # the guest) instead of hist triggers
     mod = _module_dump(parse.parse_windows, os.path.join(g, "windows", "windows.txt"))
     locks = _module_dump(parse.parse_locks, os.path.join(g, "windows", "locks.txt"))
+    sites = lock_sites(locks)
     cell["locks"] = locks_summary(locks, _sub_bits(locks["params"], "locks.txt")) if locks else None
     cell["counters"] = tracer_counters(mod, locks) if mod else None
     for tr in TRACERS:
@@ -320,7 +351,7 @@ def load_cell(run_dir, variant, workload, boot, rep, cell_dir):
                 s["total_us"] += lat_us * n
                 s["hist"][lat_us] = s["hist"].get(lat_us, 0) + n
         if not w["present"]:
-            _module_windows(w, mod, tr, tagged=locks is not None)
+            _module_windows(w, mod, tr, sites)
         snap = os.path.join(g, "tracer", tr + ".trace")
         w["snapshot"] = parse.parse_tracer_snapshot(snap) if _exists(snap) else None
         w["tracer_max"] = parse.parse_tracer_max(os.path.join(g, "tracer", tr + ".max"))

@@ -191,6 +191,8 @@ def _windows(bc, pc, n_resamples, conf, seed):
             mx = [c["windows"][tr]["tracer_max"] for c in cells if c["windows"][tr]["tracer_max"] is not None]
             t[name]["tracer_max"] = max(mx) if mx else None
             t[name]["dropped"] = sum(c["windows"][tr]["dropped"] for c in cells)
+            t[name]["lock_from_site"] = sum(c["windows"][tr].get("lock_from_site", 0)
+                                            for c in cells)
         classes = set()
         for c in bc + pc:
             classes |= set(c["windows"][tr]["by_class"])
@@ -518,6 +520,12 @@ def attribution_lines(ws, labels):
     n_bad = sum(r["agree"] is False for r in rows)
     L.append("  %d of %d agree" % (sum(r["agree"] is True for r in rows), len(rows))
              + (", %d disagree" % n_bad if n_bad else ""))
+    from_site = {side: sum(ws["windows"][tr][side]["lock_from_site"] for tr in TRACERS)
+                 for side in ("baseline", "patched")}
+    if any(from_site.values()):
+        L.append("  windows the module left untagged, their lock read from the lock")
+        L.append("  call site: %s" % ", ".join("%s %d" % (labels[side], n)
+                                              for side, n in from_site.items()))
     return L
 
 

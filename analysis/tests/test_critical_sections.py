@@ -153,7 +153,7 @@ GATHER_OPEN = ["free_unref_page_list+0x1b4/0x690", "release_pages+0x103/0x290",
 def test_max_window_agrees_on_a_gather_window():
     k = {"max_ns": 2290114, "max_lock": "none", "maxopen": GATHER_OPEN,
          "maxstack": END + ["free_unref_page_list+0x4d1/0x690"] + GATHER_OPEN[1:]}
-    m = load.max_window(k, "preempt")
+    m = load.max_window(k, "preempt", sites={})
     assert (m["open_class"], m["end_class"], m["agree"]) == ("mmu-gather", "mmu-gather", True)
     assert m["open_site"] == m["end_site"] == "free_unref_page_list <- release_pages"
     assert m["us"] == 2290.114
@@ -164,8 +164,9 @@ def test_max_window_by_the_lock_that_opened_it():
               "truncate_pagecache+0x2a/0x60"]
     k = {"max_ns": 300000, "max_lock": "i_mmap", "maxopen": opened,
          "maxstack": END + ["_raw_spin_unlock+0x16/0x30"] + opened[1:]}
-    m = load.max_window(k, "preempt")
+    m = load.max_window(k, "preempt", sites={})
     assert (m["open_class"], m["end_class"], m["agree"]) == ("i_mmap-lock", "i_mmap-lock", True)
+    assert (m["lock"], m["lock_from_site"]) == ("i_mmap", False)
 
 
 def test_max_window_that_ends_elsewhere_disagrees_and_is_shown():
@@ -176,16 +177,44 @@ def test_max_window_that_ends_elsewhere_disagrees_and_is_shown():
     k = {"max_ns": 90000, "max_lock": "none", "maxopen": opened,
          "maxstack": END + ["__local_bh_enable_ip+0x37/0x60", "__do_softirq+0x5/0x300",
                             "irq_exit_rcu+0x9/0x40"]}
-    m = load.max_window(k, "preempt")
+    m = load.max_window(k, "preempt", sites={})
     assert (m["open_class"], m["end_class"], m["agree"]) == ("page-free", "softirq", False)
+    no_site = {"lock_from_site": 0}
     lines = report.attribution_lines(
         {"attribution": [dict(m, side="patched", variant="patched", repeat=3,
-                              tracer="preemptoff")]},
+                              tracer="preemptoff")],
+         "windows": {tr: {"baseline": no_site, "patched": no_site} for tr in load.TRACERS}},
         {"baseline": "baseline", "patched": "patched"})
     assert lines[2].split() == ["patched", "r3", "preempt", "90.0", "page-free", "softirq", "NO"]
     assert lines[3] == "    at open: free_unref_page_list <- release_pages"
     assert lines[4] == "    at end:  __local_bh_enable_ip <- __do_softirq"
     assert lines[5] == "  0 of 1 agree, 1 disagree"
+
+
+def test_an_untagged_window_takes_the_lock_of_its_lock_site():
+    # the baseline fork fixture's longest window: opened by the PTE lock
+    # of copy_pte_range, its tag lost on the way from the lock hook
+    opened = ["_raw_spin_lock+0x17/0x40", "copy_page_range+0x4e3/0x1090",
+              "dup_mmap+0x38f/0x570"]
+    k = {"max_ns": 425872, "max_lock": "none", "maxopen": opened,
+         "maxstack": END + ["_raw_spin_unlock+0x16/0x30", "copy_page_range+0xc4e/0x1090",
+                            "dup_mmap+0x38f/0x570"]}
+    locks = {"sites": [{"at": "copy_page_range+0x4e3/0x1090", "lock": "pte"},
+                       {"at": "anon_vma_clone+0x94/0x1c0", "lock": "anon_vma"},
+                       {"at": "odd_site+0x1/0x2", "lock": "pte"},
+                       {"at": "odd_site+0x1/0x2", "lock": "i_mmap"}]}
+    sites = load.lock_sites(locks)
+    assert sites == {"copy_page_range+0x4e3/0x1090": "pte",
+                     "anon_vma_clone+0x94/0x1c0": "anon_vma"}
+    m = load.max_window(k, "preempt", sites)
+    assert (m["lock"], m["lock_from_site"]) == ("pte", True)
+    assert (m["open_class"], m["end_class"], m["agree"]) == ("pte-lock-fork", "pte-lock-fork",
+                                                             True)
+    # a window opened by preempt_disable itself has no lock site
+    assert load.window_lock(["copy_page_range+0x4e3/0x1090"], "none", sites) == ("none", False)
+    # without lock hooks no tag is known at all
+    assert load.window_lock(opened, "none", None) == (None, False)
+    assert load.lock_sites(None) is None
 
 
 def test_max_window_without_stacks_is_not_checked():

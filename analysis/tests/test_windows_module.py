@@ -116,13 +116,14 @@ needs_real = pytest.mark.skipif(not real_dumps(), reason="no format-3 captures i
 @pytest.mark.parametrize("side, windows, locks_txt", real_dumps())
 def test_real_windows_are_keyed_and_classified(side, windows, locks_txt):
     d = parse.parse_windows(windows)
-    tagged = locks_txt is not None
+    sites = load.lock_sites(parse.parse_locks(locks_txt) if locks_txt else None)
     for kind, k in d["kinds"].items():
         keys = [e for e in d["keys"] if e["kind"] == kind]
         assert sum(e["n"] for e in keys) == k["keyed"]
         assert all(e["stack"] for e in keys)
         for e in keys:
-            cls = attribute.classify_stack(e["stack"], kind, load._tag(e["lock"], tagged))
+            cls = attribute.classify_stack(e["stack"], kind,
+                                           load.window_lock(e["stack"], e["lock"], sites)[0])
             assert cls in attribute.CLASSES
             # a window the module tagged with a lock is that lock's class
             if e["lock"] in ("i_mmap", "anon_vma"):
@@ -138,7 +139,8 @@ def test_real_max_windows_agree_with_their_stacks(side, windows, locks_txt):
     # module's record and from the kernel's stack at its end
     d = parse.parse_windows(windows)
     for kind, k in d["kinds"].items():
-        m = load.max_window(k, kind, tagged=locks_txt is not None)
+        m = load.max_window(k, kind, load.lock_sites(
+            parse.parse_locks(locks_txt) if locks_txt else None))
         assert m["open_stack"] and m["end_stack"]
         assert m["agree"], (kind, m["open_class"], m["end_class"], m["open_site"],
                             m["end_site"])

@@ -803,10 +803,10 @@ static void sleep_free(struct sleep_hold *sh)
 	atomic_dec(&nr_sleep_open);
 }
 
+/* Hook context: irqs off. */
 static void sleep_hold_begin(void *lock, unsigned long ret, int mode)
 {
 	struct sleep_hold *sh;
-	unsigned long flags;
 	int kind, i;
 
 	kind = lock_kind(lock, mode);
@@ -819,11 +819,9 @@ static void sleep_hold_begin(void *lock, unsigned long ret, int mode)
 		/* taken again by its holder: the unlock went unseen */
 		struct lock_site *st;
 
-		raw_local_irq_save(flags);
 		st = site_of(smp_processor_id(), sh->ret, sh->kind, sh->mode);
 		if (st)
 			st->lost++;
-		raw_local_irq_restore(flags);
 		sleep_free(sh);
 	}
 	for (i = 0, sh = NULL; i < SLEEP_SLOTS && !sh; i++)
@@ -846,15 +844,14 @@ static void sleep_hold_begin(void *lock, unsigned long ret, int mode)
 	WRITE_ONCE(sh->task, current);
 }
 
+/* Hook context: irqs off. */
 static void sleep_hold_end(void *lock, u64 now)
 {
 	struct sleep_hold *sh = sleep_slot(lock);
 	struct lock_site *st;
-	unsigned long flags;
 
 	if (!sh)
 		return;
-	raw_local_irq_save(flags);
 	st = site_of(smp_processor_id(), sh->ret, sh->kind, sh->mode);
 	if (st) {
 		site_add(st, now - (sh->acquired ? sh->acquired : sh->ts),
@@ -862,7 +859,6 @@ static void sleep_hold_end(void *lock, u64 now)
 		if (current->nvcsw + current->nivcsw != sh->ctxsw)
 			st->slept++;
 	}
-	raw_local_irq_restore(flags);
 	sleep_free(sh);
 }
 
@@ -917,27 +913,45 @@ static void notrace mw_contention_end(void *data, void *lock, int ret)
 
 /*
  * ftrace hooks, called at the entry of the lock and unlock functions with
- * preemption on or off.  Each raises the preempt count without tracing
- * from its read of the flag to its last write (stop waits for that), and
- * so that pfn_valid()'s rcu_read_lock_sched() does not open a window of
- * ours; per-CPU state is written with raw (untraced) irqs off.  NMIs may
- * take spinlocks inside our critical section, so they are left alone.
+ * preemption on or off.  Each runs with raw (untraced) irqs off from its
+ * read of the flag to its last write, which stop's grace period waits
+ * for, and with the preempt count raised without tracing, so that
+ * pfn_valid()'s rcu_read_lock_sched() does not open a window of ours.
+ * Leaving does not reschedule: a wakeup that arrived meanwhile is an
+ * interrupt, which reschedules on its own way out once irqs are back on;
+ * a hook that rescheduled itself would open a scheduler window between a
+ * lock hook and its acquisition and lose the acquisition's lock tag.
+ * NMIs may take spinlocks inside our critical section, so they are left
+ * alone.
  */
+#define hook_enter(flags)					\
+	do {							\
+		raw_local_irq_save(flags);			\
+		__preempt_count_inc();				\
+		barrier();					\
+	} while (0)
+
+/* preempt_enable_no_resched_notrace(), which modules are not given */
+#define hook_exit(flags)					\
+	do {							\
+		barrier();					\
+		__preempt_count_dec();				\
+		raw_local_irq_restore(flags);			\
+	} while (0)
+
 static void notrace mw_spin_lock_hook(unsigned long ip, unsigned long parent_ip,
 				      struct ftrace_ops *op,
 				      struct ftrace_regs *fregs)
 {
 	unsigned long flags;
 
-	preempt_disable_notrace();
+	hook_enter(flags);
 	if (READ_ONCE(mw_enabled) && !in_nmi()) {
-		raw_local_irq_save(flags);
 		this_cpu_write(lock_cpu.pending_lock, 0);
 		if (in_user(parent_ip))
 			spin_hold_begin((void *)fregs->regs.di, parent_ip);
-		raw_local_irq_restore(flags);
 	}
-	preempt_enable_notrace();
+	hook_exit(flags);
 }
 
 static void notrace mw_spin_unlock_hook(unsigned long ip,
@@ -966,10 +980,12 @@ static __always_inline void sleep_lock_hook(unsigned long parent_ip,
 					    struct ftrace_regs *fregs,
 					    int mode)
 {
-	preempt_disable_notrace();
+	unsigned long flags;
+
+	hook_enter(flags);
 	if (READ_ONCE(mw_enabled) && in_task() && in_user(parent_ip))
 		sleep_hold_begin((void *)fregs->regs.di, parent_ip, mode);
-	preempt_enable_notrace();
+	hook_exit(flags);
 }
 
 static void notrace mw_mutex_lock_hook(unsigned long ip,
@@ -1002,15 +1018,17 @@ static void notrace mw_sleep_unlock_hook(unsigned long ip,
 					 struct ftrace_ops *op,
 					 struct ftrace_regs *fregs)
 {
+	unsigned long flags;
 	u64 now;
 
-	if (!READ_ONCE(mw_enabled) || !atomic_read(&nr_sleep_open) ||
-	    !in_task())
+	/* most calls (mmap_lock's up_read) leave here */
+	if (!atomic_read(&nr_sleep_open) || !in_task())
 		return;
 	now = local_clock();
-	preempt_disable_notrace();
-	sleep_hold_end((void *)fregs->regs.di, now);
-	preempt_enable_notrace();
+	hook_enter(flags);
+	if (READ_ONCE(mw_enabled))
+		sleep_hold_end((void *)fregs->regs.di, now);
+	hook_exit(flags);
 }
 
 /*
