@@ -137,9 +137,10 @@ def window_lock(stack, lock, sites):
     when the module ran without lock hooks (sites None).  The module's tag
     when it has one; else, for a window opened inside a lock call, the
     lock its call site took in this boot (sites: lock_sites()): the module
-    hands the tag from its lock hook to the next window to begin, and an
-    interrupt in between loses it (35 of 2513 fork-side PTE-lock windows,
-    the longest among them, in the baseline fork fixture); else "none",
+    hands the tag from its lock hook to the next window to begin, and
+    before 0d629d0 a window that began in between (a reschedule on the
+    hook's way out) took it (35 of 2513 fork-side PTE-lock windows, the
+    longest among them, in the baseline fork fixture); else "none",
     opened by no hooked lock."""
     if sites is None:
         return None, False
