@@ -70,7 +70,12 @@ def summarize(side_cells):
 
 
 def _us(v, w):
-    return ("-" if v is None else "%.1f" % (v / 1000.0)).rjust(w)
+    """ns as us in w columns: one decimal while it fits, none beyond (a
+    sleeping lock's hold, switched out, can last 189 ms)."""
+    if v is None:
+        return "-".rjust(w)
+    s = "%.1f" % (v / 1000.0)
+    return (s if len(s) <= w else "%.0f" % (v / 1000.0)).rjust(w)
 
 
 def _n(v, w):
@@ -120,9 +125,9 @@ def render(pl, labels, boot):
             L.append("  longest holds by function, max us (%s):" % " / ".join(
                 labels[side] for side in sides))
             for r in top:
-                L.append(("    %-34s %s" % (r["func"][:34], " / ".join(
-                    "%s %s" % (_us(r[side]["max"], 1), "+".join(
-                        MODE_SHORT[m] for m in r[side]["modes"]))
-                    for side in sides))).rstrip())
+                L.append("    %-34s %s" % (r["func"][:34], " / ".join(
+                    " ".join([_us(r[side]["max"], 9).strip()] + ["+".join(
+                        MODE_SHORT[m] for m in r[side]["modes"])] * bool(r[side]["modes"]))
+                    for side in sides)))
     L.extend(LEGEND)
     return L

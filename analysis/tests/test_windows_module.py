@@ -83,6 +83,12 @@ def test_locks_summary_known_answer():
     assert all(len(l) <= 80 for l in lines)
 
 
+def test_hold_times_too_wide_for_their_column_lose_the_decimal():
+    assert locks._us(958656, 6) == " 958.7"
+    assert locks._us(189180784, 6) == "189181"
+    assert locks._us(None, 6) == "     -"
+
+
 def test_counts_too_wide_for_their_column_are_scaled():
     assert locks._n(12345, 5) == "12345"
     assert locks._n(123456, 5) == " 123k"
