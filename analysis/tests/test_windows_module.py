@@ -194,3 +194,17 @@ def test_real_report(tmp_path):
     assert crit and all(not l.startswith("cyclictest") for l in lines[:crit[0]])
     for ws in s["workloads"].values():
         assert all(row["agree"] for row in ws["attribution"])
+
+
+@needs_real
+@pytest.mark.parametrize("side, windows, locks_txt", [x for x in real_dumps() if x[2]])
+def test_real_other_share_under_the_goal(side, windows, locks_txt):
+    # the goal: under 10 % of the preempt-off time in windows over
+    # 50 us is class other
+    d = parse.parse_windows(windows)
+    sites = load.lock_sites(parse.parse_locks(locks_txt))
+    w = {"by_class": {}, "sites": {}}
+    load._module_windows(w, d, "preemptoff", sites)
+    classes = {cls: {side: {"hist": sorted(h.items())}} for cls, h in w["by_class"].items()}
+    share = report.other_share(classes, side)
+    assert share["total_us"] > 0 and share["share"] < report.OTHER_GOAL
