@@ -678,7 +678,7 @@ static void site_add(struct lock_site *st, u64 d, u64 wait, bool waited)
 /*
  * The window a spinning hold's acquisition opens is tagged with its lock,
  * provided it is opened from inside _raw_spin_lock: the tag is cleared by
- * every lock call and taken by the next window to begin.
+ * every lock call in task context and taken by the next window to begin.
  */
 static u8 take_pending_lock(unsigned long ip)
 {
@@ -726,7 +726,7 @@ static void spin_hold_begin(void *lock, unsigned long ret)
 	h->site = site;
 	/* the lock is taken in this window, or disables preemption anew */
 	h->opened = !(w->active && w->gen == mw_gen);
-	if (h->opened)
+	if (h->opened && !in_interrupt())
 		lc->pending_lock = kind + 1;
 	h->window = w->seq;
 	h->acquired = 0;
@@ -947,7 +947,13 @@ static void notrace mw_spin_lock_hook(unsigned long ip, unsigned long parent_ip,
 
 	hook_enter(flags);
 	if (READ_ONCE(mw_enabled) && !in_nmi()) {
-		this_cpu_write(lock_cpu.pending_lock, 0);
+		/*
+		 * Interrupts (often delivered the moment a hook turns irqs
+		 * back on) open no preempt-off window of their own: their
+		 * lock calls must not clear a task's tag.
+		 */
+		if (!in_interrupt())
+			this_cpu_write(lock_cpu.pending_lock, 0);
 		if (in_user(parent_ip))
 			spin_hold_begin((void *)fregs->regs.di, parent_ip);
 	}
