@@ -509,6 +509,7 @@ struct lock_cpu {
 	struct held held[HELD_SLOTS];
 	unsigned int nr_held;	/* slots in use: most unlocks find none */
 	u8 pending_lock;	/* kind + 1 of a hold whose window opens next */
+	struct task_struct *pending_task;	/* whose hold */
 	u64 nonlock;		/* lock calls from a user on no known lock */
 	u64 site_overflow;	/* holds from a site the table had no room for */
 };
@@ -676,18 +677,22 @@ static void site_add(struct lock_site *st, u64 d, u64 wait, bool waited)
 }
 
 /*
- * The window a spinning hold's acquisition opens is tagged with its lock,
- * provided it is opened from inside _raw_spin_lock: the tag is cleared by
- * every lock call in task context and taken by the next window to begin.
+ * The window a spinning hold's acquisition opens is tagged with its lock:
+ * the lock hook leaves the tag for its task, the task's next window opened
+ * from inside _raw_spin_lock takes it.  Between the two, an interrupt may
+ * preempt the task (preempt_schedule_irq() opens a window of its own) and
+ * other tasks run and lock: the tag waits for its task.  The task's next
+ * lock call that can open a window (preemption on) clears a tag left over.
  */
 static u8 take_pending_lock(unsigned long ip)
 {
 	u8 lock = this_cpu_read(lock_cpu.pending_lock);
 
-	if (!lock)
+	if (!lock || this_cpu_read(lock_cpu.pending_task) != current ||
+	    ip < spin_lock_start || ip >= spin_lock_end)
 		return 0;
 	this_cpu_write(lock_cpu.pending_lock, 0);
-	return ip >= spin_lock_start && ip < spin_lock_end ? lock : 0;
+	return lock;
 }
 
 /* --- spinning holds (irqs off, this CPU) */
@@ -726,8 +731,10 @@ static void spin_hold_begin(void *lock, unsigned long ret)
 	h->site = site;
 	/* the lock is taken in this window, or disables preemption anew */
 	h->opened = !(w->active && w->gen == mw_gen);
-	if (h->opened && !in_interrupt())
+	if (h->opened && preempt_count() == 1) {
 		lc->pending_lock = kind + 1;
+		lc->pending_task = current;
+	}
 	h->window = w->seq;
 	h->acquired = 0;
 	h->wait_begin = 0;
@@ -947,12 +954,9 @@ static void notrace mw_spin_lock_hook(unsigned long ip, unsigned long parent_ip,
 
 	hook_enter(flags);
 	if (READ_ONCE(mw_enabled) && !in_nmi()) {
-		/*
-		 * Interrupts (often delivered the moment a hook turns irqs
-		 * back on) open no preempt-off window of their own: their
-		 * lock calls must not clear a task's tag.
-		 */
-		if (!in_interrupt())
+		/* a lock call of the tagged task that can open a window */
+		if (preempt_count() == 1 &&
+		    this_cpu_read(lock_cpu.pending_task) == current)
 			this_cpu_write(lock_cpu.pending_lock, 0);
 		if (in_user(parent_ip))
 			spin_hold_begin((void *)fregs->regs.di, parent_ip);
