@@ -42,8 +42,7 @@ KINDS = ("preempt", "irq", "spin", "ptl", "ptl_nested")
 
 # Where the window module records each kind: its dump, the table (window
 # kind, or the lock of a lock site) and the calibration function that opens
-# the window (the first frame of its stack at open, or the second of a
-# window opened inside spin_lock) or takes the lock.
+# the window (the opener of its stack at open) or takes the lock.
 WINDOW_KEYS = {
     "preempt": ("windows", "preempt", "mmlat_calib_preempt_window"),
     "irq": ("windows", "irq", "mmlat_calib_irq_window"),
@@ -51,12 +50,6 @@ WINDOW_KEYS = {
     "ptl": ("locks", "pte", "mmlat_calib_ptl_hold"),
     "ptl_nested": ("locks", "pte", "mmlat_calib_ptl_hold"),
 }
-# The frames of a window's stack at open that may name the calibration
-# function that opened it: the opener, or the caller of the lock call
-# that opened it.  Deeper frames would let a window opened further in
-# (an interrupt's, say) stand in for the calibration window.
-CALIB_FRAMES = 2
-
 # The fit: a within 1 % of one; b, the overhead per window, aimed at 2 us,
 # and above 20 us something is broken (the max tracer alone adds 9-15 us).
 A_TOLERANCE = 0.01
@@ -144,10 +137,14 @@ def _snapshot(guest_dir, source, n):
     out = {}
     if source == "windows":
         for k in parse.parse_windows(path)["keys"]:
-            fn = {parse.sym_func(f) for f in k["stack"][:CALIB_FRAMES]} & funcs
-            if fn:
+            # by its opener (classes.txt's first frame that is not lock or
+            # tracing plumbing): a window opened further in, such as the
+            # scheduler's when a calibration window ends with a reschedule
+            # pending, has the calibration function deeper in its stack
+            fn = attribute.opener(k["stack"])
+            if fn in funcs:
                 out[(k["kind"], k["cpu"], k.get("lock"), ",".join(k["stack"]))] = dict(
-                    k, func=min(fn))
+                    k, func=fn)
     else:
         for s in parse.parse_locks(path)["sites"]:
             if s["func"] in funcs:
