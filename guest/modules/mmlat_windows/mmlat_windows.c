@@ -328,7 +328,7 @@ static void win_key_add(struct win_stats *st, struct win_key *t,
 		st->overflow_max = d;
 }
 
-static u8 take_pending_lock(unsigned long ip);
+static u8 opening_lock(unsigned long ip);
 
 static __always_inline void win_begin(int kind, unsigned long ip,
 				      unsigned long parent)
@@ -345,7 +345,7 @@ static __always_inline void win_begin(int kind, unsigned long ip,
 	} else {
 		open_stack(s, ip, parent);
 	}
-	s->lock = kind == W_PREEMPT ? take_pending_lock(ip) : 0;
+	s->lock = kind == W_PREEMPT ? opening_lock(ip) : 0;
 	s->active = 1;
 	/* last: the probe's own work stays outside the window it times */
 	s->ts = local_clock();
@@ -497,6 +497,8 @@ struct lock_site {
 /* A spinning hold, in its CPU's slots. */
 struct held {
 	void *lock;
+	struct task_struct *task;
+	u8 kind;
 	u64 ts;			/* the lock hook */
 	u64 acquired;		/* after a contended wait; 0: none */
 	u64 wait_begin;
@@ -508,8 +510,6 @@ struct held {
 struct lock_cpu {
 	struct held held[HELD_SLOTS];
 	unsigned int nr_held;	/* slots in use: most unlocks find none */
-	u8 pending_lock;	/* kind + 1 of a hold whose window opens next */
-	struct task_struct *pending_task;	/* whose hold */
 	u64 nonlock;		/* lock calls from a user on no known lock */
 	u64 site_overflow;	/* holds from a site the table had no room for */
 };
@@ -676,26 +676,33 @@ static void site_add(struct lock_site *st, u64 d, u64 wait, bool waited)
 	}
 }
 
-/*
- * The window a spinning hold's acquisition opens is tagged with its lock:
- * the lock hook leaves the tag for its task, the task's next window opened
- * from inside _raw_spin_lock takes it.  Between the two, an interrupt may
- * preempt the task (preempt_schedule_irq() opens a window of its own) and
- * other tasks run and lock: the tag waits for its task.  The task's next
- * lock call that can open a window (preemption on) clears a tag left over.
- */
-static u8 take_pending_lock(unsigned long ip)
-{
-	u8 lock = this_cpu_read(lock_cpu.pending_lock);
-
-	if (!lock || this_cpu_read(lock_cpu.pending_task) != current ||
-	    ip < spin_lock_start || ip >= spin_lock_end)
-		return 0;
-	this_cpu_write(lock_cpu.pending_lock, 0);
-	return lock;
-}
-
 /* --- spinning holds (irqs off, this CPU) */
+
+/*
+ * The lock a preempt-off window opened inside _raw_spin_lock acquires: the
+ * newest hold on this CPU that the current task began with no window open.
+ * Looked up when the window begins, not handed over from the lock hook,
+ * since an interrupt may preempt the task between its lock hook and the
+ * acquisition and other tasks lock meanwhile.  A window opens with
+ * preemption going off, so no hook of this CPU runs during the lookup.
+ */
+static u8 opening_lock(unsigned long ip)
+{
+	struct lock_cpu *lc = this_cpu_ptr(&lock_cpu);
+	struct held *best = NULL;
+	int i;
+
+	if (ip < spin_lock_start || ip >= spin_lock_end || !lc->nr_held)
+		return 0;
+	for (i = 0; i < HELD_SLOTS; i++) {
+		struct held *h = &lc->held[i];
+
+		if (h->lock && h->opened && h->task == current &&
+		    (!best || h->ts > best->ts))
+			best = h;
+	}
+	return best ? best->kind + 1 : 0;
+}
 
 static void spin_hold_begin(void *lock, unsigned long ret)
 {
@@ -731,10 +738,8 @@ static void spin_hold_begin(void *lock, unsigned long ret)
 	h->site = site;
 	/* the lock is taken in this window, or disables preemption anew */
 	h->opened = !(w->active && w->gen == mw_gen);
-	if (h->opened && preempt_count() == 1) {
-		lc->pending_lock = kind + 1;
-		lc->pending_task = current;
-	}
+	h->task = current;
+	h->kind = kind;
 	h->window = w->seq;
 	h->acquired = 0;
 	h->wait_begin = 0;
@@ -954,10 +959,6 @@ static void notrace mw_spin_lock_hook(unsigned long ip, unsigned long parent_ip,
 
 	hook_enter(flags);
 	if (READ_ONCE(mw_enabled) && !in_nmi()) {
-		/* a lock call of the tagged task that can open a window */
-		if (preempt_count() == 1 &&
-		    this_cpu_read(lock_cpu.pending_task) == current)
-			this_cpu_write(lock_cpu.pending_lock, 0);
 		if (in_user(parent_ip))
 			spin_hold_begin((void *)fregs->regs.di, parent_ip);
 	}
