@@ -138,7 +138,7 @@ def window_lock(stack, lock, sites):
     when it has one; else, for a window opened inside a lock call, the
     lock its call site took in this boot (sites: lock_sites()): the module
     hands the tag from its lock hook to the window the acquisition opens,
-    and before 677c39d a window that began in between (a reschedule on the
+    and before 20deff2 a window that began in between (a reschedule on the
     hook's way out, or after an interrupt) took or cleared it (35 of 2513
     fork-side PTE-lock windows, the longest among them, in a baseline fork
     boot); the report counts such windows, which should now be none; else
