@@ -606,17 +606,21 @@ static inline int mode_family(int mode)
 	return mode == MODE_RWSEM_R ? MODE_RWSEM_W : mode;
 }
 
-/* The kind of lock a lock call of this mode takes, or -1. */
+/*
+ * The kind of lock a lock call of this mode takes, or -1.  The PTE lock,
+ * by far the most taken, first: its check is arithmetic, the others read
+ * memory through get_kernel_nofault().
+ */
 static int lock_kind(void *lock, int mode)
 {
 	int family = mode_family(mode);
 
+	if (family == MODE_SPIN && is_pte_lock(lock))
+		return L_PTE;
 	if (lock_mode[L_I_MMAP] == family && is_i_mmap_lock(lock))
 		return L_I_MMAP;
 	if (lock_mode[L_ANON_VMA] == family && is_anon_vma_lock(lock))
 		return L_ANON_VMA;
-	if (family == MODE_SPIN && is_pte_lock(lock))
-		return L_PTE;
 	return -1;
 }
 
