@@ -77,7 +77,7 @@ help:
 	@echo '  DURATION=$(DURATION) (guest seconds per cell) REPEAT=$(REPEAT)'
 	@echo '  ACCEL=$(ACCEL) (auto kvm tcg-icount tcg-mt) SMP=$(SMP) (default 1 with icount, else 2)'
 	@echo '  TRACE=$(TRACE) (windows max full: a clean boot, for latency and throughput,'
-	@echo '                 and a traced boot, for windows, per cell; none: clean boots'
+	@echo '                 and a traced boot, for windows and lock holds, per cell; none: clean boots'
 	@echo '                 only, latency only) RUN_ID=<new timestamp> RUN=$(RUN)'
 	@echo '  CALIB=$(if $(filter undefined,$(origin CALIB)),<per target>,"$(CALIB)") (windows injected: KIND[/KIND...]:US[/US...][xROUNDS],...'
 	@echo '                 of preempt irq spin ptl ptl_nested; empty: none), by default'
