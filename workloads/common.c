@@ -21,7 +21,7 @@ static void on_signal(int sig)
 static void usage(const char *prog)
 {
 	fprintf(stderr,
-		"usage: %s [-d SECONDS] [-s MIB] [-t|-p N] [-f DIR]\n", prog);
+		"usage: %s [-d SECONDS] [-s MIB] [-t|-p|-n N] [-f DIR]\n", prog);
 	exit(2);
 }
 
@@ -58,6 +58,7 @@ void mm_parse(int argc, char **argv, struct mm_opts *o, const char *extra)
 			break;
 		case 't':
 		case 'p':
+		case 'n':
 			o->nr = parse_num(argv[0], optarg);
 			break;
 		case 'f':

@@ -9,7 +9,7 @@
 struct mm_opts {
 	double duration;	/* seconds */
 	size_t size_mib;
-	int nr;			/* threads or processes */
+	int nr;			/* threads, processes or mappings */
 	const char *dir;
 };
 

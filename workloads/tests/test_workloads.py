@@ -10,6 +10,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 DRIVERS = ["munmap", "exit", "truncate", "fork", "mixed"]
+# imap's cycle is N times a file's worth of mappings: tested on its own below
 
 
 @pytest.fixture(scope="module")
@@ -52,3 +53,46 @@ def test_bad_option_is_an_error(bindir):
     proc = subprocess.run([str(bindir / "mmlat-fork"), "-d", "zero"],
                           capture_output=True, text=True)
     assert proc.returncode != 0 and proc.stderr
+
+
+def file_mappings(pid):
+    """How many vmas of pid map the driver's (unlinked) tmpfs file."""
+    maps = Path(f"/proc/{pid}/maps").read_text().splitlines()
+    return sum("/mmlat-imap." in line for line in maps)
+
+
+def test_imap_maps_the_file_n_times_and_remaps_it(bindir):
+    proc = subprocess.Popen([str(bindir / "mmlat-imap"), "-d", "2", "-s", "1", "-n", "5"],
+                            stdout=subprocess.PIPE, text=True)
+    time.sleep(0.7)
+    parent = file_mappings(proc.pid)
+    out, _ = proc.communicate(timeout=30)
+    assert proc.returncode == 0
+    # the truncating process maps the file N times; the remapping child
+    # was forked before those mappings and has at most its one page
+    assert parent == 5
+    kv = keyvals(out)
+    assert kv["workload"] == "imap" and kv["n"] == "5" and kv["region_mib"] == "1"
+    ops, secs = int(kv["ops"]), float(kv["duration_s"])
+    assert ops > 0 and int(kv["remaps"]) > 0
+    assert int(kv["bytes"]) == ops * 5 * (1 << 20)
+    assert 1.9 <= secs < 6
+    assert abs(float(kv["ops_per_s"]) - ops / secs) <= 0.01 * ops / secs + 0.001
+
+
+def test_imap_default_n_and_stop_within_a_long_cycle(bindir):
+    # 64 mappings of 16 MiB: a cycle takes longer than the run here, and
+    # the driver still stops at the deadline with its output
+    t0 = time.monotonic()
+    proc = subprocess.run([str(bindir / "mmlat-imap"), "-d", "1", "-s", "16"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    kv = keyvals(proc.stdout)
+    assert kv["n"] == "64" and int(kv["remaps"]) > 0
+    assert float(kv["duration_s"]) < 5 and time.monotonic() - t0 < 10
+
+
+def test_imap_bad_n_is_an_error(bindir):
+    proc = subprocess.run([str(bindir / "mmlat-imap"), "-n", "0"],
+                          capture_output=True, text=True)
+    assert proc.returncode != 0 and "invalid number" in proc.stderr
