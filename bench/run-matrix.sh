@@ -7,7 +7,9 @@
 # Complete boots are never rewritten: a rerun with the same RUN_ID resumes,
 # a new RUN_ID starts afresh.
 #
-# env: VARIANTS (specs), WORKLOADS, DURATION (guest s), REPEAT, ACCEL
+# env: VARIANTS (specs), WORKLOADS (entries NAME or NAME:KEY=VALUE,...,
+# parameters as bench/workloads.conf allows; the entry names the cell),
+# DURATION (guest s), REPEAT, ACCEL
 # (auto|kvm|tcg-icount|tcg-mt), SMP, RUN_ID, TRACE (full|max|windows|none:
 # the traced boots' instrumentation; none: clean boots only), CALIB
 # (windows injected in the traced boots of the CALIB_WORKLOADS, default
@@ -18,6 +20,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$MMLAT_ROOT/bench/variants.sh"
+. "$MMLAT_ROOT/bench/workloads.sh"
 
 VARIANTS=${VARIANTS:-mainline}
 WORKLOADS=${WORKLOADS:-munmap exit truncate fork}
@@ -41,6 +44,8 @@ boots=(clean)
 case " $(echo $WORKLOADS) " in
 *" calib "*) die "calib is the calibration boot (CALIB_WORKLOADS=calib), not a workload" ;;
 esac
+# Parameters (imap:n=256) against bench/workloads.conf, before anything runs.
+for w in $WORKLOADS; do check_workload "$w"; done
 
 bash "$MMLAT_ROOT/bench/deps.sh"
 # The calibration request, checked by the parser the analysis reads it with.
@@ -185,7 +190,7 @@ for entry in "${plan[@]}"; do
 	[ $done_boots -eq 0 ] || remaining=$(( (total - i + 1) * done_secs / done_boots ))s
 	log "boot $i/$total $what (elapsed $(($(now) - t0))s, remaining ~$remaining)"
 	c0=$(now)
-	trace=none calib_arg= job=$w
+	trace=none calib_arg= job=$(workload_job "$w")
 	if [ "$boot" = traced ]; then
 		trace=$TRACE
 		# Each injected window is read from the module's record of its
@@ -197,10 +202,10 @@ for entry in "${plan[@]}"; do
 	fi
 	# The calibration boot's job is idle: it measures what the
 	# instrumentation adds to a window, not what a workload does.
-	[ "$w" != calib ] || job=idle
+	[ "$w" != calib ] || job=mmlat.workload=idle
 	TIMEOUT=${CELL_TIMEOUT:-$((DURATION * 20 + 240))} \
 	bash "$MMLAT_ROOT/bench/qemu.sh" "$staging" "$KERNELS_DIR/$n" "$guest_dir/initrd-$n.cpio" \
-		"mmlat.workload=$job mmlat.duration=$DURATION mmlat.trace=$trace mmlat.seed=$r $calib_arg" ||
+		"$job mmlat.duration=$DURATION mmlat.trace=$trace mmlat.seed=$r $calib_arg" ||
 		failed=$((failed + 1))
 	. "$staging/boot.env"
 	cat > "$staging/cell.json" <<JSON

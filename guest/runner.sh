@@ -4,7 +4,10 @@
 # the raw virtio disk /dev/vda, and reboots (QEMU runs with -no-reboot, so
 # that ends the VM).
 #
-# Job keys: workload (munmap|exit|truncate|fork|mixed|sng-<recipe>|idle|probe),
+# Job keys: workload (munmap|exit|truncate|fork|mixed|imap|sng-<recipe>|idle|
+# probe), params (our drivers' parameters, KEY=VALUE[,KEY=VALUE...], each
+# passed as the option -KEY VALUE after the runner's own; the host checks
+# them against bench/workloads.conf; absent for a plain workload),
 # duration (s), size_mib (workload region), trace (full|max|windows|none),
 # calib (e.g. "preempt/irq:200/1000x3,ptl:50", see calib_windows), seed.
 set -eu
@@ -35,14 +38,14 @@ mount_all() {
 }
 
 read_job() {
-	workload=idle duration=10 trace=full calib= seed=1 size_mib=16
+	workload=idle params= duration=10 trace=full calib= seed=1 size_mib=16
 	for arg in $(cat /proc/cmdline); do
 		case $arg in
 		mmlat.*=*)
 			key=${arg#mmlat.}
 			key=${key%%=*}
 			case $key in
-			workload|duration|trace|calib|seed|size_mib) eval "$key=\${arg#*=}" ;;
+			workload|params|duration|trace|calib|seed|size_mib) eval "$key=\${arg#*=}" ;;
 			*) fail "unknown job key '$key' on the kernel command line" ;;
 			esac
 			;;
@@ -146,12 +149,31 @@ stress_ng_args() {
 	esac
 }
 
+# mmlat.params "n=256,x=2" as our driver's options "-n 256 -x 2", in
+# param_opts.
+param_options() {
+	param_opts=
+	for kv in $(echo "$params" | tr ',' ' '); do
+		case ${kv%%=*}:${kv#*=} in
+		[a-zA-Z]:*[!0-9]*|[a-zA-Z]:) fail "bad workload parameter '$kv': the value is not a number" ;;
+		[a-zA-Z]:*) param_opts="$param_opts -${kv%%=*} ${kv#*=}" ;;
+		*) fail "bad workload parameter '$kv': KEY=VALUE, KEY an option letter" ;;
+		esac
+	done
+}
+
 start_workload() {
 	workload_pid=
 	case $workload in
+	munmap|exit|truncate|fork|mixed|imap) param_options ;;
+	*) [ -z "$params" ] || fail "workload '$workload' takes no parameters (params=$params)" ;;
+	esac
+	case $workload in
 	idle) ;;
-	munmap|exit|truncate|fork|mixed)
-		/bin/mmlat-$workload -d "$duration" -s "$size_mib" > $OUT/workload.txt 2> $OUT/workload.err &
+	munmap|exit|truncate|fork|mixed|imap)
+		# shellcheck disable=SC2086
+		/bin/mmlat-$workload -d "$duration" -s "$size_mib" $param_opts \
+			> $OUT/workload.txt 2> $OUT/workload.err &
 		workload_pid=$!
 		;;
 	sng-*)
@@ -270,6 +292,7 @@ main() {
 	[ "$workload" = probe ] && { echo ok > $OUT/status; ship; trap - EXIT; say done; reboot -f; }
 	printf 'workload=%s\nduration=%s\ntrace=%s\ncalib=%s\nncpu=%s\n' \
 		"$workload" "$duration" "$trace" "$calib" "$ncpu" > $OUT/job.env
+	[ -z "$params" ] || echo "params=$params" >> $OUT/job.env
 	load_calibration
 	arm_windows
 	uname -a > $OUT/uname.txt

@@ -211,7 +211,7 @@ STUBS = {
 @pytest.fixture
 def matrix(tmp_path):
     root = tmp_path / "root"
-    for name in ("run-matrix.sh", "lib.sh", "variants.sh"):
+    for name in ("run-matrix.sh", "lib.sh", "variants.sh", "workloads.sh", "workloads.conf"):
         (root / "bench").mkdir(parents=True, exist_ok=True)
         (root / "bench" / name).write_text((ROOT / "bench" / name).read_text())
     for rel, body in STUBS.items():
@@ -407,3 +407,51 @@ def test_matrix_refuses_a_bad_calibration_request_before_any_boot(matrix, env, m
     proc, boots = run_matrix(**env)
     assert proc.returncode != 0 and message in proc.stderr, proc.stderr
     assert boots == [] and not run.exists()
+
+
+# Workload parameters: NAME:KEY=VALUE,... entries, checked against
+# bench/workloads.conf before anything is built.
+def test_matrix_passes_workload_parameters_as_a_job_key(matrix):
+    run_matrix, run = matrix
+    proc, boots = run_matrix(WORKLOADS="imap:n=256 munmap", CALIB="", REPEAT="1")
+    assert proc.returncode == 0, proc.stderr
+    jobs = {line.split()[0]: line.split(" ", 1)[1] for line in boots}
+    job = jobs["t/cells/base/imap:n=256/clean/.r1.tmp"]
+    assert job.startswith("mmlat.workload=imap mmlat.params=n=256 mmlat.duration=1 ")
+    # a plain workload's job is what it was before parameters
+    assert jobs["t/cells/patch/munmap/traced/.r1.tmp"] == (
+        "mmlat.workload=munmap mmlat.duration=1 mmlat.trace=windows mmlat.seed=1 ")
+    cell = json.loads((run / "cells/patch/imap:n=256/traced/r1/cell.json").read_text())
+    assert cell["workload"] == "imap:n=256"
+    assert json.loads((run / "meta.json").read_text())["workloads"] == "imap:n=256 munmap"
+
+
+@pytest.mark.parametrize("entry, message", [
+    ("imap:m=3", "WORKLOADS entry 'imap:m=3': no parameter 'm' for imap; it takes n=1..4096"),
+    ("imap:n=0", "n=0 is not an integer in 1..4096"),
+    ("imap:n=5000", "n=5000 is not an integer in 1..4096"),
+    ("imap:n=016", "n=016 is not an integer"),
+    ("imap:n=x", "n=x is not an integer"),
+    ("imap:n", "'n' is not KEY=VALUE; imap takes n=1..4096"),
+    ("imap:", "an empty parameter"),
+    ("imap:n=3,", "an empty parameter"),
+    ("imap:n=3,n=4", "'n' given twice"),
+    ("munmap:n=3", "workload 'munmap' takes no parameters (with parameters: imap)"),
+])
+def test_matrix_refuses_bad_workload_parameters_before_anything_runs(matrix, entry, message):
+    run_matrix, run = matrix
+    proc, boots = run_matrix(WORKLOADS="munmap " + entry)
+    assert proc.returncode != 0 and message in proc.stderr, proc.stderr
+    # before the config stage, the kernels and the run directory
+    assert "stage 1/4" not in proc.stderr
+    assert boots == [] and not run.exists()
+
+
+def test_every_workload_parameter_is_a_driver_option_letter():
+    rows = [line.split() for line in (ROOT / "bench/workloads.conf").read_text().splitlines()
+            if line.strip() and not line.startswith("#")]
+    assert rows
+    for name, key, lo, hi, *what in rows:
+        assert (ROOT / f"workloads/{name}.c").exists() and what
+        assert len(key) == 1 and key.isalpha() and 1 <= int(lo) <= int(hi)
+        assert f"{key}:" in (ROOT / f"workloads/{name}.c").read_text().split("mm_parse(")[1][:80]
