@@ -73,7 +73,10 @@ help:
 	@echo
 	@echo 'Knobs (current value):'
 	@echo '  BASELINE=$(BASELINE) PATCHED=$(PATCHED) VARIANTS="$(VARIANTS)"'
-	@echo '  WORKLOADS="$(WORKLOADS)" (also: mixed idle sng-mm sng-fork sng-vm)'
+	@echo '  WORKLOADS="$(WORKLOADS)" (also: mixed imap idle sng-mm'
+	@echo '                 sng-fork sng-vm; with parameters NAME:KEY=VALUE,... as'
+	@echo '                 bench/workloads.conf allows: imap:n=256, the i_mmap fan-out,'
+	@echo '                 a file mapped 256 times, truncated while remapped)'
 	@echo '  DURATION=$(DURATION) (guest seconds per cell) REPEAT=$(REPEAT)'
 	@echo '  ACCEL=$(ACCEL) (auto kvm tcg-icount tcg-mt) SMP=$(SMP) (default 1 with icount, else 2)'
 	@echo '  TRACE=$(TRACE) (windows max full: a clean boot, for latency and throughput,'
