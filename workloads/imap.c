@@ -32,13 +32,20 @@ static void on_sigbus(int sig)
 	siglongjmp(bus_env, 1);
 }
 
-/* The second task: map and unmap one page of the file until told to stop. */
-static void remap_loop(int fd, volatile uint64_t *remaps)
+/*
+ * The second task: map and unmap one page of the file until the deadline
+ * (its own alarm: a fork does not inherit one) or until told to stop.  It
+ * stops by itself because the truncating process cannot tell it to while
+ * it is inside a truncate, and a walk that restarts whenever the tree
+ * changed might not end while this task keeps changing it.
+ */
+static void remap_loop(int fd, double duration, volatile uint64_t *remaps)
 {
 	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
 	void *q;
 
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	alarm((unsigned int)duration);
 	while (!mm_stop) {
 		q = mmap(NULL, pg, PROT_READ, MAP_SHARED, fd, 0);
 		if (q == MAP_FAILED)
@@ -101,7 +108,7 @@ int main(int argc, char **argv)
 	if (kid < 0)
 		mm_die("fork");
 	if (!kid)
-		remap_loop(fd, remaps);
+		remap_loop(fd, o.duration, remaps);
 	for (i = 0; i < o.nr; i++) {
 		maps[i] = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
 			       fd, 0);
