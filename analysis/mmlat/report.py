@@ -35,7 +35,8 @@ def summary_table(run):
     """One line per variant and workload: ok boots of each kind, cyclictest
     min/avg/max from the clean boots, the longest windows from the traced
     ones."""
-    fmt = "%-10s %-10s %6s %6s %5s %7s %7s %10s %9s"
+    # 11 for the workload: a parameterized entry, imap:n=1024, whole
+    fmt = "%-10s %-11s %6s %6s %5s %7s %7s %10s %9s"
     lines = [fmt % ("variant", "workload", "clean", "traced", "min", "avg", "max",
                     "preemptoff", "irqsoff"),
              fmt % ("", "", "ok", "ok", "clean", "clean", "clean", "traced", "traced")]
@@ -61,7 +62,7 @@ def summary_table(run):
                         vals.append(max(wn["hist"]))
                 tm[tr] = max(vals) if vals else None
             lines.append(fmt % (
-                v[:10], w[:10], ok["clean"], ok["traced"],
+                v[:10], w[:11], ok["clean"], ok["traced"],
                 _f(min(mins) if mins else None, 5),
                 _f(sum(avgs) / len(avgs) if avgs else None, 7),
                 _f(max(maxs) if maxs else None, 7),
