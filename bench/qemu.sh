@@ -27,9 +27,11 @@ mkdir -p "$out"
 disk=$out/results.img
 rm -f "$disk"
 truncate -s 256M "$disk"
+# QEMU's option lists split at commas and read ",," as one: a cell named by
+# a workload's parameters (imap:n=16,s=1) has commas in its path.
 qemu=(qemu-system-x86_64 "${accel_args[@]}" -smp "$SMP" -m "$MEM" -nodefaults
 	-display none -no-reboot -serial "file:$out/console.log"
-	-drive "file=$disk,format=raw,if=virtio"
+	-drive "file=${disk//,/,,},format=raw,if=virtio"
 	-kernel "$kdir/bzImage" -initrd "$initrd"
 	-append "console=ttyS0 panic=-1 oops=panic quiet loglevel=4 $job")
 printf '%q ' "${qemu[@]}" > "$out/qemu.cmdline"
