@@ -432,11 +432,17 @@ def variants(run):
 
 
 def workloads(run):
+    """The run's workloads in the order WORKLOADS gave them (meta.json), so
+    that a parameter's values keep theirs (imap:n=16 before imap:n=1024,
+    which a directory listing puts first); workloads meta.json does not
+    name follow in the order their cells were read."""
     seen = []
     for c in run["cells"]:
         if c["workload"] not in seen:
             seen.append(c["workload"])
-    return seen
+    given = (run["meta"].get("workloads") or "").split()
+    return sorted(seen, key=lambda w: (given.index(w) if w in given else len(given),
+                                       seen.index(w)))
 
 
 def ok_cells(run, variant, workload, boot):
