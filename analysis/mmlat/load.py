@@ -431,18 +431,16 @@ def variants(run):
     return seen
 
 
+def _natural(name):
+    """Sort key: digit runs compare as numbers (imap:n=16 before imap:n=1024)."""
+    return [(0, int(part), "") if part.isdigit() else (1, 0, part)
+            for part in re.split(r"(\d+)", name) if part]
+
+
 def workloads(run):
-    """The run's workloads in the order WORKLOADS gave them (meta.json), so
-    that a parameter's values keep theirs (imap:n=16 before imap:n=1024,
-    which a directory listing puts first); workloads meta.json does not
-    name follow in the order their cells were read."""
-    seen = []
-    for c in run["cells"]:
-        if c["workload"] not in seen:
-            seen.append(c["workload"])
-    given = (run["meta"].get("workloads") or "").split()
-    return sorted(seen, key=lambda w: (given.index(w) if w in given else len(given),
-                                       seen.index(w)))
+    """The run's workloads, by name with a parameter's values in numeric
+    order (a directory listing puts imap:n=1024 before imap:n=16)."""
+    return sorted({c["workload"] for c in run["cells"]}, key=_natural)
 
 
 def ok_cells(run, variant, workload, boot):

@@ -250,7 +250,6 @@ def make_run(root, shift=0, repeats=3, accel=("tcg", "tcg"), seed=0, failed=True
     boots = ["clean"] + ([] if trace == "none" else ["traced"])
     meta = {"kernel_version": "6.1.0-test", "accel": accel[0], "config_sha256": "c0ffee",
             "duration_s": 30, "repeat": repeats, "trace": trace, "boots": boots,
-            "workloads": " ".join(workloads),
             "calib": calib, "calib_workloads": "calib",
             "series": {"baseline": ["pre-series"], "patched": ["pre-series", "mm-preempt-v10"]},
             "series_sha256": {"pre-series": "aa11", "mm-preempt-v10": "bb22"}}

@@ -459,10 +459,10 @@ def test_header_says_why_there_is_no_calibration(tmp_path, calib, trace, line):
     assert [l for l in lines if l.startswith("calibration")] == [line]
 
 
-def test_workloads_keep_the_order_workloads_gave(tmp_path):
-    # A parameter's values in the order given, not as a directory listing
-    # sorts them (imap:n=1024 before imap:n=16).
-    given = ("imap:n=16", "imap:n=64", "imap:n=1024")
-    make_run(str(tmp_path), repeats=1, failed=False, workloads=given)
+def test_workloads_sort_a_parameters_values_as_numbers(tmp_path):
+    # not as a directory listing sorts them (imap:n=1024 before imap:n=16)
+    make_run(str(tmp_path), repeats=1, failed=False,
+             workloads=("imap:n=64", "truncate", "imap:n=1024", "exit", "imap:n=16"))
     run = load.load_run(str(tmp_path))
-    assert load.workloads(run) == list(given)
+    assert load.workloads(run) == ["exit", "imap:n=16", "imap:n=64", "imap:n=1024",
+                                   "truncate"]
