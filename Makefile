@@ -27,9 +27,11 @@ CALIB_CALIBRATE = preempt/irq/spin/ptl/ptl_nested:10/20/50/100/200/500/1000/2000
 bench: CALIB ?= $(CALIB_BENCH)
 calibrate: CALIB ?= $(CALIB_CALIBRATE)
 CALIB_WORKLOADS ?= idle munmap
-# Safety boots: the debug-config kernels under every workload.
+# Safety boots: the debug-config kernels under every workload (imap: the
+# i_mmap fan-out, 64 mappings of a 1 MiB file, so that a check boot
+# truncates within its few seconds).
 CHECK_VARIANTS  ?= mainline baseline patched
-CHECK_WORKLOADS ?= munmap exit truncate fork mixed
+CHECK_WORKLOADS ?= munmap exit truncate fork mixed imap:n=64,s=1
 CHECK_DURATION  ?= 3
 # Debian's interpreter: the analysis uses Debian's numpy and matplotlib.
 PYTHON    ?= /usr/bin/python3
