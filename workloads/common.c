@@ -2,6 +2,7 @@
 /* Shared option parsing, stop handling, timing and output for the drivers. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +26,7 @@ static void usage(const char *prog)
 	exit(2);
 }
 
-static long parse_num(const char *prog, const char *s)
+long mm_parse_num(const char *prog, const char *s)
 {
 	char *end;
 	long v;
@@ -51,21 +52,23 @@ void mm_parse(int argc, char **argv, struct mm_opts *o, const char *extra)
 	while ((c = getopt(argc, argv, optstr)) != -1) {
 		switch (c) {
 		case 'd':
-			o->duration = parse_num(argv[0], optarg);
+			o->duration = mm_parse_num(argv[0], optarg);
 			break;
 		case 's':
-			o->size_mib = parse_num(argv[0], optarg);
+			o->size_mib = mm_parse_num(argv[0], optarg);
 			break;
 		case 't':
 		case 'p':
 		case 'n':
-			o->nr = parse_num(argv[0], optarg);
+			o->nr = mm_parse_num(argv[0], optarg);
 			break;
 		case 'f':
 			o->dir = optarg;
 			break;
 		default:
-			usage(argv[0]);
+			if (c == '?' || !o->own_opt)
+				usage(argv[0]);
+			o->own_opt(argv[0], c, optarg);
 		}
 	}
 	if (optind != argc)
@@ -98,6 +101,18 @@ void mm_die(const char *what)
 	exit(1);
 }
 
+void mm_fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("error: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
 void *mm_map_anon(size_t len)
 {
 	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
@@ -105,6 +120,17 @@ void *mm_map_anon(size_t len)
 
 	if (p == MAP_FAILED)
 		mm_die("mmap");
+	return p;
+}
+
+void *mm_map_shared(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		mm_die("mmap shared");
+	memset(p, 0, len);
 	return p;
 }
 
