@@ -6,6 +6,10 @@ BASELINE  ?= baseline
 PATCHED   ?= patched
 VARIANTS  ?= $(BASELINE) $(PATCHED)
 WORKLOADS ?= munmap exit truncate fork
+# Sweeps, one workload over a list of one parameter's values, appended to
+# WORKLOADS: NAME:KEY=V1,V2,...[,KEY=VALUE...], space-separated
+# (bench/workloads.sh).
+SWEEP     ?=
 DURATION  ?= 5
 REPEAT    ?= 5
 ACCEL     ?= auto
@@ -36,7 +40,7 @@ CHECK_DURATION  ?= 3
 # Debian's interpreter: the analysis uses Debian's numpy and matplotlib.
 PYTHON    ?= /usr/bin/python3
 
-export BASELINE PATCHED VARIANTS WORKLOADS DURATION REPEAT ACCEL TRACE RUN_ID
+export BASELINE PATCHED VARIANTS WORKLOADS SWEEP DURATION REPEAT ACCEL TRACE RUN_ID
 ifneq ($(SMP),)
 export SMP
 endif
@@ -79,6 +83,9 @@ help:
 	@echo '                 sng-fork sng-vm; with parameters NAME:KEY=VALUE,... as'
 	@echo '                 bench/workloads.conf allows: imap:n=256, the i_mmap fan-out,'
 	@echo '                 a file mapped 256 times, truncated while remapped)'
+	@echo '  SWEEP="$(SWEEP)" (appended to WORKLOADS: one workload over the values of'
+	@echo '                 one parameter, NAME:KEY=V1,V2,...[,KEY=VALUE...], as'
+	@echo '                 imap:s=1,n=16,64,256; WORKLOADS= runs the sweeps alone)'
 	@echo '  DURATION=$(DURATION) (guest seconds per cell) REPEAT=$(REPEAT)'
 	@echo '  ACCEL=$(ACCEL) (auto kvm tcg-icount tcg-mt) SMP=$(SMP) (default 1 with icount, else 2)'
 	@echo '  TRACE=$(TRACE) (windows max full: a clean boot, for latency and throughput,'
@@ -107,12 +114,12 @@ kernels: deps
 	@for v in $(VARIANTS); do bash bench/build.sh "$$v" build/config/bench || exit 1; done
 
 calibrate: deps
-	@WORKLOADS="$(CALIB_WORKLOADS)" CALIB_WORKLOADS="$(CALIB_WORKLOADS)" DURATION=2 REPEAT=1 \
+	@WORKLOADS="$(CALIB_WORKLOADS)" SWEEP= CALIB_WORKLOADS="$(CALIB_WORKLOADS)" DURATION=2 REPEAT=1 \
 		CALIB="$(CALIB)" RUN_ID=calib-$(RUN_ID) bash bench/run-matrix.sh
 	@$(ANALYSIS) calibrate results/calib-$(RUN_ID)
 
 check-kernels: deps
-	@FLAVOR=check STRICT=1 VARIANTS="$(CHECK_VARIANTS)" WORKLOADS="$(CHECK_WORKLOADS)" \
+	@FLAVOR=check STRICT=1 VARIANTS="$(CHECK_VARIANTS)" WORKLOADS="$(CHECK_WORKLOADS)" SWEEP= \
 		DURATION=$(CHECK_DURATION) REPEAT=1 TRACE=none RUN_ID=check-$(RUN_ID) \
 		bash bench/run-matrix.sh
 

@@ -8,8 +8,10 @@
 # a new RUN_ID starts afresh.
 #
 # env: VARIANTS (specs), WORKLOADS (entries NAME or NAME:KEY=VALUE,...,
-# parameters as bench/workloads.conf allows; the entry names the cell),
-# DURATION (guest s), REPEAT, ACCEL
+# parameters as bench/workloads.conf allows; the entry names the cell;
+# unset: munmap exit truncate fork, empty: none), SWEEP (sweeps
+# NAME:KEY=V1,V2,...[,KEY=VALUE...], whose entries join WORKLOADS:
+# bench/workloads.sh), DURATION (guest s), REPEAT, ACCEL
 # (auto|kvm|tcg-icount|tcg-mt), SMP, RUN_ID, TRACE (full|max|windows|none:
 # the traced boots' instrumentation; none: clean boots only), CALIB
 # (windows injected in the traced boots of the CALIB_WORKLOADS, default
@@ -22,8 +24,30 @@ set -euo pipefail
 . "$MMLAT_ROOT/bench/variants.sh"
 . "$MMLAT_ROOT/bench/workloads.sh"
 
+# json_object ARG...: one JSON object, its keys in the order given, from
+# KEY=STRING and KEY:=JSON (a number, list or object); KEY[]=STRING and
+# KEY[]:=JSON append to the list KEY. A serializer, so that no value (a
+# host CPU's name, a QEMU version) can break the file.
+json_object() {
+	python3 - "$@" <<'PY'
+import json, sys
+doc = {}
+for arg in sys.argv[1:]:
+    key, value = arg.split("=", 1)
+    if key.endswith(":"):
+        key, value = key[:-1], json.loads(value)
+    if key.endswith("[]"):
+        doc.setdefault(key[:-2], []).append(value)
+    else:
+        doc[key] = value
+print(json.dumps(doc, indent=2))
+PY
+}
+
 VARIANTS=${VARIANTS:-mainline}
-WORKLOADS=${WORKLOADS:-munmap exit truncate fork}
+# Set but empty is no workload: WORKLOADS= SWEEP=... runs the sweep alone.
+WORKLOADS=${WORKLOADS-munmap exit truncate fork}
+SWEEP=${SWEEP:-}
 DURATION=${DURATION:-5}
 REPEAT=${REPEAT:-1}
 ACCEL=${ACCEL:-auto}
@@ -46,6 +70,14 @@ case " $(echo $WORKLOADS) " in
 esac
 # Parameters (imap:n=256) against bench/workloads.conf, before anything runs.
 for w in $WORKLOADS; do check_workload "$w"; done
+# Each sweep's entries join WORKLOADS, checked the same way; an entry
+# WORKLOADS has already is not run twice.
+expand_sweeps "$SWEEP"
+for w in "${SWEEP_ENTRIES[@]}"; do
+	case " $(echo $WORKLOADS) " in *" $w "*) ;; *) WORKLOADS="$WORKLOADS $w" ;; esac
+done
+WORKLOADS=$(echo $WORKLOADS)
+[ -n "$WORKLOADS" ] || die "nothing to run: WORKLOADS and SWEEP are both empty"
 
 bash "$MMLAT_ROOT/bench/deps.sh"
 # The calibration request, checked by the parser the analysis reads it with.
@@ -116,40 +148,47 @@ if [ -f "$run/meta.json" ]; then
 	grep -q "\"calib\": \"$CALIB\"" "$run/meta.json" &&
 		grep -q "\"calib_workloads\": \"$(echo $CALIB_WORKLOADS)\"" "$run/meta.json" ||
 		die "run $RUN_ID was calibrated with another CALIB or CALIB_WORKLOADS; start a new RUN_ID"
+	# The report reads the sweeps from meta.json: one run, one SWEEP (a run
+	# from before sweeps has none).
+	recorded_sweep=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1])).get("sweep", ""))' "$run/meta.json")
+	[ "$recorded_sweep" = "$(echo $SWEEP)" ] ||
+		die "run $RUN_ID was measured with SWEEP='$recorded_sweep'; start a new RUN_ID rather than changing its sweeps"
 	log "resuming run $RUN_ID"
 else
 	for n in "${names[@]}"; do
 		mkdir -p "$run/kernels/$n"
 		cp "$KERNELS_DIR/$n/build.json" "$KERNELS_DIR/$n/System.map" "$KERNELS_DIR/$n/config" "$run/kernels/$n/"
 	done
-	variants_json=$(for n in "${names[@]}"; do printf '"%s",' "$n"; done)
-	boots_json=$(for b in "${boots[@]}"; do printf '"%s",' "$b"; done)
-	cat > "$run/meta.json.tmp" <<JSON
-{
-  "run_id": "$RUN_ID",
-  "variants": [${variants_json%,}],
-  "workloads": "$(echo $WORKLOADS)",
-  "duration_s": $DURATION,
-  "repeat": $REPEAT,
-  "accel": "$ACCEL",
-  "smp": $SMP,
-  "icount_shift": $ICOUNT_SHIFT,
-  "trace": "$TRACE",
-  "boots": [${boots_json%,}],
-  "calib": "$CALIB",
-  "calib_workloads": "$(echo $CALIB_WORKLOADS)",
-  "flavor": "$FLAVOR",
-  "config_sha256": "$(cat "$config_dir/config.sha256")",
-  "kernel_version": "$(make -s -C "$PRISTINE_TREE" kernelversion)",
-  "initramfs_sha256": "$(sha256sum "$base" | cut -d' ' -f1)",
-  "qemu": "$(qemu-system-x86_64 --version | head -n 1)",
-  "tools": "$(cyclictest --help 2>&1 | head -n 1 | tr -d '"'); stress-ng $(stress-ng --version | awk '{print $3}'); $(trace-cmd --version 2>/dev/null | awk 'NF {print "trace-cmd " $3; exit}')",
-  "host_cpu": "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')",
-  "host_cpus": $(nproc),
-  "host_load_at_start": "$(cut -d' ' -f1-3 /proc/loadavg)",
-  "started": "$(date -u +%Y-%m-%dT%H:%M:%SZ)"
-}
-JSON
+	list_args=(variants:=[] boots:=[] sweeps:=[])
+	for n in "${names[@]}"; do list_args+=("variants[]=$n"); done
+	for b in "${boots[@]}"; do list_args+=("boots[]=$b"); done
+	# Each sweep: its workload, the swept key and its values, the fixed
+	# parameters and the WORKLOADS entries (the cells) it expanded into,
+	# for the report's sweep tables. Values are integers: check_workload
+	# has checked them.
+	for i in "${!SWEEP_SPECS[@]}"; do
+		fields=(spec="${SWEEP_SPECS[i]}" name="${SWEEP_NAMES[i]}" key="${SWEEP_KEYS[i]}" values:=[])
+		for v in ${SWEEP_VALUES[i]}; do fields+=("values[]:=$v"); done
+		fixed=()
+		IFS=, read -ra kvs <<< "${SWEEP_FIXED[i]}"
+		for kv in "${kvs[@]}"; do fixed+=("${kv%%=*}:=${kv#*=}"); done
+		fields+=(fixed:="$(json_object "${fixed[@]}")")
+		for w in ${SWEEP_WORKLOADS[i]}; do fields+=("workloads[]=$w"); done
+		list_args+=("sweeps[]:=$(json_object "${fields[@]}")")
+	done
+	json_object run_id="$RUN_ID" workloads="$WORKLOADS" sweep="$(echo $SWEEP)" \
+		"${list_args[@]}" \
+		duration_s:="$DURATION" repeat:="$REPEAT" accel="$ACCEL" smp:="$SMP" \
+		icount_shift:="$ICOUNT_SHIFT" trace="$TRACE" \
+		calib="$CALIB" calib_workloads="$(echo $CALIB_WORKLOADS)" flavor="$FLAVOR" \
+		config_sha256="$(cat "$config_dir/config.sha256")" \
+		kernel_version="$(make -s -C "$PRISTINE_TREE" kernelversion)" \
+		initramfs_sha256="$(sha256sum "$base" | cut -d' ' -f1)" \
+		qemu="$(qemu-system-x86_64 --version | head -n 1)" \
+		tools="$(cyclictest --help 2>&1 | head -n 1); stress-ng $(stress-ng --version | awk '{print $3}'); $(trace-cmd --version 2>/dev/null | awk 'NF {print "trace-cmd " $3; exit}')" \
+		host_cpu="$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')" \
+		host_cpus:="$(nproc)" host_load_at_start="$(cut -d' ' -f1-3 /proc/loadavg)" \
+		started="$(date -u +%Y-%m-%dT%H:%M:%SZ)" > "$run/meta.json.tmp"
 	mv "$run/meta.json.tmp" "$run/meta.json"
 fi
 

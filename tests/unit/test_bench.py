@@ -441,7 +441,7 @@ def test_matrix_passes_workload_parameters_as_a_job_key(matrix):
     ("imap:", "an empty parameter"),
     ("imap:n=3,", "an empty parameter"),
     ("imap:n=3,n=4", "'n' given twice"),
-    ("munmap:n=3", "workload 'munmap' takes no parameters (with parameters: imap)"),
+    ("munmap:n=3", "workload 'munmap' takes no parameters (with parameters: anonchain imap reclaim)"),
 ])
 def test_matrix_refuses_bad_workload_parameters_before_anything_runs(matrix, entry, message):
     run_matrix, run = matrix
@@ -462,3 +462,120 @@ def test_every_workload_parameter_is_a_driver_option_letter():
         # the options every driver takes (common.c) and its own
         extra = (ROOT / f"workloads/{name}.c").read_text().split("mm_parse(")[1].split('"')[1]
         assert f"{key}:" in "d:s:" + extra
+
+
+# Sweeps: SWEEP="NAME:KEY=V1,V2,...[,KEY=VALUE...] ..." expands into
+# WORKLOADS entries (bench/workloads.sh), checked before anything is built.
+def expand_sweeps(sweep):
+    script = ('. bench/lib.sh; . bench/workloads.sh; expand_sweeps "$1"; '
+              'for i in "${!SWEEP_SPECS[@]}"; do printf "%s|%s|%s|%s|%s\\n" '
+              '"${SWEEP_NAMES[i]}" "${SWEEP_KEYS[i]}" "${SWEEP_VALUES[i]}" '
+              '"${SWEEP_FIXED[i]}" "${SWEEP_WORKLOADS[i]}"; done; '
+              'echo "entries: ${SWEEP_ENTRIES[*]}"')
+    return run(["bash", "-c", script, "sweep", sweep])
+
+
+def test_sweep_expands_the_swept_key_in_place_and_keeps_the_fixed_ones():
+    proc = expand_sweeps("imap:s=1,n=16,64,256  imap:n=8,s=2,3")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == [
+        "imap|n|16 64 256|s=1|imap:s=1,n=16 imap:s=1,n=64 imap:s=1,n=256",
+        "imap|s|2 3|n=8|imap:n=8,s=2 imap:n=8,s=3",
+        "entries: imap:s=1,n=16 imap:s=1,n=64 imap:s=1,n=256 imap:n=8,s=2 imap:n=8,s=3"]
+    assert expand_sweeps("").stdout == "entries: \n"
+
+
+@pytest.mark.parametrize("sweep, message", [
+    ("imap", "SWEEP 'imap': no parameters; write NAME:KEY=V1,V2,..."),
+    ("imap:", "SWEEP 'imap:': no parameters"),
+    ("imap:16,64", "SWEEP 'imap:16,64': '16' comes before any KEY="),
+    ("imap:n=16", "SWEEP 'imap:n=16': no key has several values"),
+    ("imap:n=16,64,s=1,2", "'n' and 's' both have several values; a sweep varies one key"),
+    ("imap:n=16,,64", "SWEEP 'imap:n=16,,64': an empty value"),
+    ("imap:n=16,64,", "an empty value"),
+    ("imap:n=16,64,16", "SWEEP 'imap:n=16,64,16': n=16 given twice"),
+    ("imap:n=16,5000", "SWEEP 'imap:n=16,5000' (entry 'imap:n=5000'): n=5000 is not an "
+                       "integer in 1..4096"),
+    ("imap:m=1,2", "(entry 'imap:m=1'): no parameter 'm' for imap; it takes n=1..4096"),
+    ("imap:n=1,2,n=3", "(entry 'imap:n=1,n=3'): 'n' given twice"),
+    ("munmap:n=1,2", "(entry 'munmap:n=1'): workload 'munmap' takes no parameters"),
+])
+def test_sweep_errors_name_the_sweep_and_the_problem(sweep, message):
+    proc = expand_sweeps("imap:n=1,2 " + sweep)
+    assert proc.returncode != 0 and message in proc.stderr, proc.stderr
+    assert proc.stdout == ""
+
+
+@pytest.mark.parametrize("sweep, message", [
+    ("imap:n=16,64,s=1,2", "'n' and 's' both have several values"),
+    ("imap:n=16,64 imap:n=0,1", "SWEEP 'imap:n=0,1' (entry 'imap:n=0'): n=0 is not an integer"),
+])
+def test_matrix_refuses_a_bad_sweep_before_anything_is_built(matrix, sweep, message):
+    run_matrix, run = matrix
+    proc, boots = run_matrix(SWEEP=sweep)
+    assert proc.returncode != 0 and message in proc.stderr, proc.stderr
+    assert "stage 1/4" not in proc.stderr
+    assert boots == [] and not run.exists()
+
+
+def test_matrix_runs_a_sweep_after_the_workloads_and_records_it(matrix, tmp_path):
+    run_matrix, run = matrix
+    # a tool whose version line has a quote and a backslash: meta.json is
+    # written by a serializer, not pasted together
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "cyclictest").write_text('#!/bin/sh\necho \'cyclictest V 2.6 "rt" \\\\x\'\n')
+    (bin_dir / "cyclictest").chmod(0o755)
+    proc, boots = run_matrix(WORKLOADS="munmap imap:s=1,n=64", SWEEP="imap:s=1,n=16,64,256",
+                             CALIB="", REPEAT="1",
+                             PATH="%s:%s" % (bin_dir, os.environ["PATH"]))
+    assert proc.returncode == 0, proc.stderr
+    cells = [line.split()[0].split("/")[3] for line in boots if "/base/" in line
+             and "/clean/" in line]
+    # the entry WORKLOADS has already runs once, in its place
+    assert cells == ["munmap", "imap:s=1,n=64", "imap:s=1,n=16", "imap:s=1,n=256"]
+    jobs = [line.split(" ", 1)[1] for line in boots]
+    assert any(job.startswith("mmlat.workload=imap mmlat.params=s=1,n=256 ") for job in jobs)
+    meta = json.loads((run / "meta.json").read_text())
+    assert meta["workloads"] == "munmap imap:s=1,n=64 imap:s=1,n=16 imap:s=1,n=256"
+    assert meta["sweep"] == "imap:s=1,n=16,64,256"
+    assert meta["sweeps"] == [{
+        "spec": "imap:s=1,n=16,64,256", "name": "imap", "key": "n", "values": [16, 64, 256],
+        "fixed": {"s": 1}, "workloads": ["imap:s=1,n=16", "imap:s=1,n=64", "imap:s=1,n=256"]}]
+    assert meta["tools"].startswith('cyclictest V 2.6 "rt" \\x; stress-ng')
+    assert meta["variants"] == ["base", "patch"] and meta["repeat"] == 1
+    # one run, one sweep
+    proc, boots = run_matrix(WORKLOADS="munmap imap:s=1,n=64", SWEEP="imap:s=1,n=16,64",
+                             CALIB="", REPEAT="1")
+    assert proc.returncode != 0 and boots == []
+    assert "measured with SWEEP='imap:s=1,n=16,64,256'; start a new RUN_ID" in proc.stderr
+
+
+def test_matrix_runs_the_sweep_alone_when_workloads_is_empty(matrix):
+    run_matrix, run = matrix
+    proc, boots = run_matrix(WORKLOADS="", SWEEP="imap:n=8,s=1,2", CALIB="", REPEAT="1")
+    assert proc.returncode == 0, proc.stderr
+    assert sorted({line.split()[0].split("/")[3] for line in boots}) == [
+        "imap:n=8,s=1", "imap:n=8,s=2"]
+    assert json.loads((run / "meta.json").read_text())["sweeps"][0]["fixed"] == {"n": 8}
+    proc, boots = run_matrix(WORKLOADS="", SWEEP="", CALIB="", RUN_ID="u")
+    assert proc.returncode != 0 and "nothing to run: WORKLOADS and SWEEP" in proc.stderr
+
+
+def test_matrix_without_sweep_records_none(matrix):
+    run_matrix, run = matrix
+    proc, _ = run_matrix(CALIB="", REPEAT="1")
+    assert proc.returncode == 0, proc.stderr
+    meta = json.loads((run / "meta.json").read_text())
+    assert (meta["sweep"], meta["sweeps"], meta["workloads"]) == ("", [], "munmap idle")
+
+
+def test_make_lists_sweep_and_keeps_it_out_of_calibrate_and_check_kernels():
+    env = {k: v for k, v in os.environ.items() if k not in ("SWEEP", "MAKEFLAGS")}
+    out = subprocess.run(["make", "--no-print-directory", "help", "SWEEP=imap:n=16,64"],
+                         cwd=ROOT, env=env, text=True, capture_output=True, check=True).stdout
+    assert '  SWEEP="imap:n=16,64" (appended to WORKLOADS' in out
+    for target in ("calibrate", "check-kernels"):
+        matrix_line = [line for line in make_dry(target, "RUN_ID=x", "SWEEP=imap:n=1,2")
+                       if "run-matrix.sh" in line or "WORKLOADS=" in line][0]
+        assert " SWEEP= " in matrix_line, target
