@@ -4,12 +4,13 @@
 # the raw virtio disk /dev/vda, and reboots (QEMU runs with -no-reboot, so
 # that ends the VM).
 #
-# Job keys: workload (munmap|exit|truncate|fork|mixed|imap|sng-<recipe>|idle|
-# probe), params (our drivers' parameters, KEY=VALUE[,KEY=VALUE...], each
-# passed as the option -KEY VALUE after the runner's own; the host checks
-# them against bench/workloads.conf; absent for a plain workload),
-# duration (s), size_mib (workload region), trace (full|max|windows|none),
-# calib (e.g. "preempt/irq:200/1000x3,ptl:50", see calib_windows), seed.
+# Job keys: workload (munmap|exit|truncate|fork|mixed|imap|reclaim|anonchain|
+# sng-<recipe>|idle|probe), params (our drivers' parameters,
+# KEY=VALUE[,KEY=VALUE...], each passed as the option -KEY VALUE after the
+# runner's own; the host checks them against bench/workloads.conf; absent
+# for a plain workload), duration (s), size_mib (workload region), trace
+# (full|max|windows|none), calib (e.g. "preempt/irq:200/1000x3,ptl:50", see
+# calib_windows), seed.
 set -eu
 
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin
@@ -35,6 +36,44 @@ mount_all() {
 	mount -t tmpfs -o mode=1777 shm /dev/shm
 	mount -t tmpfs tmp /tmp
 	mount -t tracefs tracefs $T
+	mount_cgroups
+}
+
+# cgroup v2 at /sys/fs/cgroup, with the memory controller handed down to
+# the root's children, where the kernel has them: the reclaim driver makes
+# its cgroup there. An empty hierarchy changes nothing for the others.
+mount_cgroups() {
+	[ -d /sys/fs/cgroup ] || return 0
+	mount -t cgroup2 cgroup2 /sys/fs/cgroup || fail "cannot mount cgroup2 at /sys/fs/cgroup"
+	if grep -qw memory /sys/fs/cgroup/cgroup.controllers; then
+		echo +memory > /sys/fs/cgroup/cgroup.subtree_control ||
+			fail "cannot enable the memory controller in /sys/fs/cgroup"
+	fi
+}
+
+# Swap on zram, for reclaim to swap anonymous and tmpfs pages out to: 256
+# MiB uncompressed, four times the largest working set bench/workloads.conf
+# allows (64 MiB); zram takes memory only for the pages it holds,
+# compressed.
+setup_zram_swap() {
+	[ -e /proc/swaps ] || fail "$workload needs swap: the kernel has none (CONFIG_SWAP)"
+	[ -e /sys/block/zram0 ] || fail "$workload needs swap on zram: the kernel has no zram0 (CONFIG_ZRAM)"
+	echo 256M > /sys/block/zram0/disksize ||
+		fail "cannot size zram0 (its compressor, $(cat /sys/block/zram0/comp_algorithm), needs CONFIG_CRYPTO_LZO)"
+	mkswap /dev/zram0 > /dev/null || fail "mkswap /dev/zram0 failed"
+	swapon /dev/zram0 || fail "swapon /dev/zram0 failed"
+}
+
+# What a workload needs from the kernel beyond what every one gets, set up
+# before anything is measured.
+prepare_workload() {
+	case $workload in
+	reclaim)
+		grep -qw memory /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null ||
+			fail "reclaim needs cgroup v2 with the memory controller (CONFIG_CGROUPS, CONFIG_MEMCG)"
+		setup_zram_swap
+		;;
+	esac
 }
 
 read_job() {
@@ -165,12 +204,12 @@ param_options() {
 start_workload() {
 	workload_pid=
 	case $workload in
-	munmap|exit|truncate|fork|mixed|imap) param_options ;;
+	munmap|exit|truncate|fork|mixed|imap|reclaim|anonchain) param_options ;;
 	*) [ -z "$params" ] || fail "workload '$workload' takes no parameters (params=$params)" ;;
 	esac
 	case $workload in
 	idle) ;;
-	munmap|exit|truncate|fork|mixed|imap)
+	munmap|exit|truncate|fork|mixed|imap|reclaim|anonchain)
 		# shellcheck disable=SC2086
 		/bin/mmlat-$workload -d "$duration" -s "$size_mib" $param_opts \
 			> $OUT/workload.txt 2> $OUT/workload.err &
@@ -293,6 +332,7 @@ main() {
 	printf 'workload=%s\nduration=%s\ntrace=%s\ncalib=%s\nncpu=%s\n' \
 		"$workload" "$duration" "$trace" "$calib" "$ncpu" > $OUT/job.env
 	[ -z "$params" ] || echo "params=$params" >> $OUT/job.env
+	prepare_workload
 	load_calibration
 	arm_windows
 	uname -a > $OUT/uname.txt

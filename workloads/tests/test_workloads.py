@@ -1,6 +1,7 @@
 """Build the workload drivers and run each briefly on the host: they are
 plain userspace programs. Checks the key=value contract the analysis reads,
 and that SIGTERM ends a run early with its output."""
+import os
 import signal
 import subprocess
 import time
@@ -9,8 +10,10 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-DRIVERS = ["munmap", "exit", "truncate", "fork", "mixed"]
-# imap's cycle is N times a file's worth of mappings: tested on its own below
+DRIVERS = ["munmap", "exit", "truncate", "fork", "mixed", "anonchain"]
+# imap's cycle is N times a file's worth of mappings: tested on its own below;
+# reclaim needs a cgroup v2 parent and swap, which the host tests must never
+# touch: only its refusals are tested here
 
 
 @pytest.fixture(scope="module")
@@ -96,3 +99,89 @@ def test_imap_bad_n_is_an_error(bindir):
     proc = subprocess.run([str(bindir / "mmlat-imap"), "-n", "0"],
                           capture_output=True, text=True)
     assert proc.returncode != 0 and "invalid number" in proc.stderr
+
+
+def group_members(pgid):
+    """Pids of the live (not zombie) processes in process group pgid."""
+    pids = []
+    for d in Path("/proc").iterdir():
+        try:
+            stat = (d / "stat").read_text()
+        except (OSError, ValueError):
+            continue
+        # pid (comm) state ppid pgrp ...: comm may hold spaces
+        state, _, pgrp = stat.rsplit(")", 1)[1].split()[:3]
+        if int(pgrp) == pgid and state != "Z":
+            pids.append(int(d.name))
+    return pids
+
+
+def test_anonchain_keeps_w_chains_of_d_tasks_and_leaves_none_behind(bindir):
+    proc = subprocess.Popen([str(bindir / "mmlat-anonchain"), "-d", "3", "-s", "1",
+                             "-D", "3", "-w", "2"], stdout=subprocess.PIPE, text=True)
+    time.sleep(1.5)
+    # its own process group: the root, 2 chains of 3 and a leaf per chain
+    # at times
+    members = group_members(proc.pid)
+    out, _ = proc.communicate(timeout=30)
+    assert proc.returncode == 0
+    assert 1 + 2 * 3 <= len(members) <= 1 + 2 * 4
+    assert group_members(proc.pid) == []
+    kv = keyvals(out)
+    assert kv["workload"] == "anonchain" and kv["depth"] == "3" and kv["width"] == "2"
+    ops, secs = int(kv["ops"]), float(kv["duration_s"])
+    assert ops > 0 and kv["region_mib"] == "1"
+    # a leaf writes one page in 16 of the region
+    assert int(kv["bytes"]) == ops * (1 << 20) // 16
+    assert 2.9 <= secs < 8
+
+
+def test_anonchain_sigterm_stops_every_task(bindir):
+    proc = subprocess.Popen([str(bindir / "mmlat-anonchain"), "-d", "60", "-s", "1",
+                             "-D", "8"], stdout=subprocess.PIPE, text=True)
+    time.sleep(1)
+    proc.send_signal(signal.SIGTERM)
+    out, _ = proc.communicate(timeout=20)
+    assert proc.returncode == 0
+    assert float(keyvals(out)["duration_s"]) < 10
+    assert group_members(proc.pid) == []
+
+
+def test_anonchain_bad_depth_is_an_error(bindir):
+    proc = subprocess.run([str(bindir / "mmlat-anonchain"), "-D", "0"],
+                          capture_output=True, text=True)
+    assert proc.returncode != 0 and "invalid number '0'" in proc.stderr
+
+
+def run_reclaim(bindir, *args):
+    """mmlat-reclaim with args, which must name a cgroup parent (-g) that
+    is not the host's: these runs may only fail before touching it."""
+    assert "-g" in args
+    return subprocess.run([str(bindir / "mmlat-reclaim"), "-d", "1", *args],
+                          capture_output=True, text=True, timeout=30)
+
+
+def test_reclaim_refuses_a_cgroup_parent_that_is_not_cgroup_v2(bindir, tmp_path):
+    proc = run_reclaim(bindir, "-g", str(tmp_path))
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert proc.stderr == (f"error: cgroup parent {tmp_path} is not a cgroup v2 directory "
+                           "(the guest runner mounts cgroup2 at /sys/fs/cgroup)\n")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_reclaim_refuses_a_missing_cgroup_parent(bindir, tmp_path):
+    proc = run_reclaim(bindir, "-g", str(tmp_path / "none"))
+    assert proc.returncode == 1
+    assert proc.stderr.startswith(f"error: cgroup parent {tmp_path}/none: No such file or directory")
+
+
+@pytest.mark.parametrize("args, message", [
+    (["-k", "65"], "error: -k 65: at most 64 readers"),
+    (["-s", "1"], "error: -s 1: the working set is at least 2 MiB"),
+    (["-k", "0"], "invalid number '0'"),
+    (["-x", "1"], "usage:"),
+])
+def test_reclaim_bad_options_are_errors_before_the_cgroup(bindir, tmp_path, args, message):
+    proc = run_reclaim(bindir, "-g", str(tmp_path), *args)
+    assert proc.returncode != 0 and message in proc.stderr, proc.stderr
+    assert "cgroup" not in proc.stderr
