@@ -7,10 +7,17 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from . import attribute, stats  # noqa: E402
+from matplotlib.lines import Line2D  # noqa: E402
+
+from . import attribute, stats, sweep  # noqa: E402
 from .load import TRACERS  # noqa: E402
 
 COLORS = {"baseline": "tab:blue", "patched": "tab:red"}
+# A sweep shows every variant of the run: the compared two in COLORS, the
+# others (an as-posted series) in these, and each with a line style of its
+# own, so that the lines part in grey print too.
+OTHER_COLORS = ("tab:green", "tab:purple", "tab:orange", "tab:brown")
+SWEEP_LINES = ("-", "--", ":", "-.")
 
 
 def caption(s):
@@ -200,6 +207,88 @@ def fig_throughput(s):
     return finish(fig, s)
 
 
+def _sweep_styles(s, variants):
+    """{variant: (colour, line style)} of a sweep's variants: the compared
+    baseline and patched in their colours, the others after."""
+    others = iter(OTHER_COLORS)
+    colors = {v: COLORS["baseline"] if v == s["baseline"] else
+              COLORS["patched"] if v == s["patched"] else next(others, "tab:gray")
+              for v in variants}
+    return {v: (colors[v], SWEEP_LINES[i % len(SWEEP_LINES)]) for i, v in enumerate(variants)}
+
+
+def _wide(values):
+    """Whether positive values span more than a factor 10: a log axis."""
+    values = [v for v in values if v is not None and v > 0]
+    return bool(values) and max(values) > 10 * min(values)
+
+
+def _series(sw, variant, figure):
+    """figure(row) of variant at each value of sw, NaN where missing."""
+    return [np.nan if figure(sw.row(variant, x)) is None else figure(sw.row(variant, x))
+            for x in sw.values]
+
+
+def fig_sweep(s, sw):
+    """One sweep (sweep.Sweep): per class group a panel of the longest
+    window (filled markers) and, for a lock, the longest hold (hollow
+    markers) against the swept key, and the throughput; one colour and
+    line style per variant, every variant of the run."""
+    styles = _sweep_styles(s, sw.variants)
+    fig, axes = plt.subplots(2, 3, figsize=(12, 6.4))
+    panels = list(axes.flat)
+    for ax, (label, _, lock) in zip(panels, sweep.GROUPS):
+        ys = []
+        for v in sw.variants:
+            color, ls = styles[v]
+            win = _series(sw, v, lambda r: r.windows[label].max)
+            ax.plot(sw.values, win, color=color, ls=ls, marker="o")
+            ys += win
+            if lock:
+                hold = _series(sw, v, lambda r: r.holds[lock].max)
+                ax.plot(sw.values, hold, color=color, ls=ls, marker="s", mfc="none", alpha=0.7)
+                ys += hold
+        ax.set_title("%s: max, %s boots" % (label, s["figure_boot"]["windows"]), fontsize=9)
+        ax.set_ylabel("us")
+        ys = [y for y in ys if not np.isnan(y)]
+        if not ys:
+            ax.text(0.5, 0.5, "no %s window%s" % (label, " or hold" if lock else ""),
+                    transform=ax.transAxes, ha="center", fontsize=8)
+            ax.set_yticks([])
+        elif _wide(ys):
+            ax.set_yscale("log")
+        else:
+            ax.set_ylim(0, max(ys) * 1.1)
+    ax = panels[len(sweep.GROUPS)]
+    ops = {v: _series(sw, v, lambda r: r.ops_per_s) for v in sw.variants}
+    for v, ys in ops.items():
+        ax.plot(sw.values, ys, color=styles[v][0], ls=styles[v][1], marker="o")
+    ax.set_title("throughput, %s boots" % s["figure_boot"]["throughput"], fontsize=9)
+    ax.set_ylabel("ops/s")
+    known = [y for ys in ops.values() for y in ys if not np.isnan(y)]
+    if known:
+        ax.set_ylim(0, max(known) * 1.1)
+    for ax in panels[:len(sweep.GROUPS) + 1]:
+        ax.set_xlabel(sw.key)
+        if _wide(sw.values):
+            ax.set_xscale("log")
+        # a panel without data has no limits of its own
+        ax.set_xlim(min(sw.values) / 1.2, max(sw.values) * 1.2)
+        ax.set_xticks(sw.values)
+        ax.set_xticklabels([str(x) for x in sw.values], fontsize=7)
+        ax.minorticks_off()
+    legend = panels[-1]
+    legend.axis("off")
+    handles = [Line2D([], [], color=styles[v][0], ls=styles[v][1], label=v) for v in sw.variants]
+    handles += [Line2D([], [], color="k", marker="o", ls="none", label="window max (%s)"
+                       % sweep.TRACER),
+                Line2D([], [], color="k", marker="s", mfc="none", ls="none",
+                       label="lock hold max")]
+    legend.legend(handles=handles, loc="center", fontsize=8,
+                  title="sweep: %s" % sw.title, title_fontsize=9)
+    return finish(fig, s)
+
+
 def all_plots(s, out_dir):
     """Every plot of summary s into out_dir; returns the PNG names."""
     out = []
@@ -213,4 +302,6 @@ def all_plots(s, out_dir):
         out.append(_save(fig, out_dir, "locks_ccdf"))
     out.append(_save(fig_summary(s), out_dir, "summary"))
     out.append(_save(fig_throughput(s), out_dir, "throughput"))
+    for sw in sweep.from_summary(s):
+        out.append(_save(fig_sweep(s, sw), out_dir, "sweep_" + sw.slug))
     return out

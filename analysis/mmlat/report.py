@@ -4,7 +4,7 @@ import os
 import statistics
 import textwrap
 
-from . import attribute, calibrate, load, locks, stats
+from . import attribute, calibrate, load, locks, stats, sweep
 
 TRACERS = load.TRACERS
 # Which boot kind each figure comes from: tracing changes what it
@@ -306,6 +306,7 @@ def build(run, baseline=None, patched=None, n_resamples=2000, conf=0.95, seed=1)
         ws["calib"] = {"baseline": [x for c in bc for x in c["calib"]],
                        "patched": [x for c in pc for x in c["calib"]]}
         s["workloads"][w] = ws
+    s["sweeps"] = sweep.to_summary(sweep.build(run, FIGURE_BOOT))
     return s
 
 
@@ -542,6 +543,73 @@ def critical_sections(ws, labels, short, fb):
     return L
 
 
+# A sweep table's row: the swept key's value and the variant (16
+# columns), then pairs of p99 and max (us) of 16 columns each: 4 pairs fit
+# 80 columns.
+SWEEP_ROW = "%-6s %-9s"
+SWEEP_PAIR = " %7s %7s"
+
+
+def _fit(v, w):
+    """A figure in w columns: one decimal while it fits, none beyond (a
+    sleeping lock's hold can last 184 ms), "-" without one."""
+    if v is None:
+        return "-"
+    s = "%.1f" % v
+    return s if len(s) <= w else "%.0f" % v
+
+
+def _ops(v, w=7):
+    """ops/s in w columns."""
+    if v is None:
+        return "-"
+    s = "%.4g" % v
+    return s if len(s) <= w else "%.1e" % v
+
+
+def sweep_section(sw, baseline, fb):
+    """report.txt lines of one sweep (sweep.Sweep): a table of windows per
+    class group and one of lock holds and throughput, a row per value and
+    variant, 80 columns; "vs base": ops/s against the baseline's at the
+    same value."""
+    def label(row, first):
+        return SWEEP_ROW % (str(row.value)[:6] if first else "", row.variant[:9])
+
+    def rows(cells):
+        out = []
+        for value in sw.values:
+            for i, variant in enumerate(sw.variants):
+                row = sw.row(variant, value)
+                out.append(label(row, i == 0) + cells(row))
+        return out
+
+    def pairs_head(n):
+        return SWEEP_ROW % ("", "") + SWEEP_PAIR % ("p99", "max") * n
+
+    L = ["== Sweep: %s ==" % sw.title]
+    L.append("%s windows by class, p99 and max (us), %s boots:" % (sweep.TRACER, fb["windows"]))
+    L.append(SWEEP_ROW % (sw.key[:6], "variant") + "".join(
+        " %15s" % g[:15] for g, _, _ in sweep.GROUPS))
+    L.append(pairs_head(len(sweep.GROUPS)))
+    L += rows(lambda r: "".join(SWEEP_PAIR % (_fit(r.windows[g].p99, 7), _fit(r.windows[g].max, 7))
+                                for g, _, _ in sweep.GROUPS))
+    L.append("lock hold time, p99 and max (us), %s boots; ops/s, %s boots:"
+             % (fb["locks"], fb["throughput"]))
+    L.append(SWEEP_ROW % (sw.key[:6], "variant") + "".join(
+        " %15s" % lock for lock in sweep.LOCKS) + " %7s %7s" % ("ops/s", "vs base"))
+    L.append(pairs_head(len(sweep.LOCKS)))
+
+    def holds(r):
+        base = sw.row(baseline, r.value).ops_per_s if baseline in sw.variants else None
+        vs = ("" if r.variant == baseline else "-" if not base or r.ops_per_s is None
+              else "%+.0f%%" % (100.0 * (r.ops_per_s - base) / base))
+        return "".join(SWEEP_PAIR % (_fit(r.holds[lock].p99, 7), _fit(r.holds[lock].max, 7))
+                       for lock in sweep.LOCKS) + " %7s %7s" % (_ops(r.ops_per_s), vs)
+    L += rows(holds)
+    L.append('  pte-lock: every pte-lock-* class; "-": no window or hold, or no ok boot')
+    return L
+
+
 def render_txt(s):
     """report.txt, 80 columns, from summary.json alone: the header, then
     per workload its critical sections (traced boots), then per workload
@@ -565,6 +633,9 @@ def render_txt(s):
             w, fb["windows"], n["baseline"], labels["baseline"], n["patched"],
             labels["patched"]))
         L.extend(crit)
+    for sw in sweep.from_summary(s):
+        L.append("")
+        L.extend(sweep_section(sw, s["baseline"], fb))
     ratios = ratio_table(s)
     if ratios:
         L.append("")

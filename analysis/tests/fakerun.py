@@ -20,11 +20,14 @@ ffffffff81006000 T mmlat_calib_preempt
 ffffffff81007000 T unmap_page_range
 """
 
-# Clean throughput of variant i, repeat N: CLEAN_OPS[i] + N ops/s.
-CLEAN_OPS = (100, 110)
+# Per-variant figures are for up to three variants: baseline, patched and
+# a third one (an "as-posted" series) that takes its locks as patched does.
+# Clean throughput of variant i, repeat N: (CLEAN_OPS[i] + N) / the cell's
+# workload_factor ops/s.
+CLEAN_OPS = (100, 110, 120)
 # Traced throughput / clean, per variant; repeat 1 runs OUTLIER times that
 # (so the median over repeats differs from the mean).
-TRACED_RATIO = (0.13, 0.15)
+TRACED_RATIO = (0.13, 0.15, 0.17)
 OUTLIER = 3
 TRACED_LATENCY_US = 150
 # Module counters of every traced boot (TRACE=windows); the lock ones are
@@ -36,12 +39,24 @@ SUB_BITS = 6
 KEY_SUB_BITS = 3
 
 
-def clean_ops(vi, r):
-    return CLEAN_OPS[vi] + r
+def workload_factor(workload):
+    """How much a cell's workload scales the fake figures that a sweep
+    moves: its n parameter / 16 (imap:s=1,n=64: 4), 1 for any other
+    workload.  The longest i_mmap hold (and, when it spins, window) grows
+    by it and the throughput shrinks by it, so that each value of a sweep
+    has figures of its own."""
+    for kv in workload.partition(":")[2].split(","):
+        if kv.startswith("n="):
+            return int(kv[2:]) / 16
+    return 1
 
 
-def traced_ops(vi, r):
-    return clean_ops(vi, r) * TRACED_RATIO[vi] * (OUTLIER if r == 1 else 1)
+def clean_ops(vi, r, workload="munmap"):
+    return (CLEAN_OPS[vi] + r) / workload_factor(workload)
+
+
+def traced_ops(vi, r, workload="munmap"):
+    return clean_ops(vi, r, workload) * TRACED_RATIO[vi] * (OUTLIER if r == 1 else 1)
 
 
 def bucket_lo(ns, sub_bits=SUB_BITS):
@@ -111,6 +126,7 @@ END_FRAMES = {"preempt": ["mw_preempt_on+0x11e/0x160", "trace_preempt_on+0x117/0
 # How each variant takes the i_mmap and anon_vma locks: baseline spins,
 # patched holds an rwsem for write (the series makes them sleeping locks).
 LOCK_MODES = ({"i_mmap": "spin", "anon_vma": "spin"},
+              {"i_mmap": "rwsem-write", "anon_vma": "rwsem-write"},
               {"i_mmap": "rwsem-write", "anon_vma": "rwsem-write"})
 # Holds whose holder slept and holds that waited, per sleeping-lock site.
 SLEPT, WAITS, WAIT_MAX_NS = 2, 3, 7000
@@ -195,14 +211,20 @@ def zap_ns(vi, shift):
 
 
 # The longest i_mmap hold of variant vi (baseline: a spinning hold, which
-# opens a preempt-off window; patched: a sleeping one, which does not).
-I_MMAP_NS = (300123, 250123)
+# opens a preempt-off window; patched: a sleeping one, which does not),
+# times the cell's workload_factor.
+I_MMAP_NS = (300123, 250123, 200123)
+
+
+def i_mmap_ns(vi, workload):
+    return round(I_MMAP_NS[vi] * workload_factor(workload))
 # Window time in class other over 50 us, per boot: OTHER_N windows of OTHER_NS.
 OTHER_NS, OTHER_N = 60000, 2
 
 
-def _traced_guest(g, vi, shift, trace):
+def _traced_guest(g, vi, shift, trace, workload):
     zap = zap_ns(vi, shift)
+    longest_i_mmap = i_mmap_ns(vi, workload)
     os.makedirs(os.path.join(g, "windows"))
     if trace == "full":
         ent = [(3, 0x3000, 0x1000, 500), (zap // 1000, 0x3000, 0x1000, 2),
@@ -219,7 +241,7 @@ def _traced_guest(g, vi, shift, trace):
                (zap, ZAP_STACK, "pte", 1), (40000, FORK_STACK, "pte", 20),
                (80000, SOFTIRQ_STACK, "none", 5), (OTHER_NS, OTHER_STACK, "none", OTHER_N)]
     if LOCK_MODES[vi]["i_mmap"] == "spin":
-        preempt.append((I_MMAP_NS[vi], I_MMAP_STACK, "i_mmap", 1))
+        preempt.append((longest_i_mmap, I_MMAP_STACK, "i_mmap", 1))
     kinds = {"preempt": preempt, "irq": [(10000, SOFTIRQ_STACK, "none", 50)]}
     with open(os.path.join(g, "windows", "windows.txt"), "w") as f:
         f.write(windows_dump(kinds))
@@ -230,14 +252,14 @@ def _traced_guest(g, vi, shift, trace):
                                                           (zap - 40000, 1)],
             ("pte", "spin", "copy_pte_range+0x30/0x400"): [(3000, 10)],
             ("i_mmap", modes["i_mmap"], "unmap_mapping_pages+0x5b/0x110"):
-                [(2000, 30), (I_MMAP_NS[vi], 1)],
+                [(2000, 30), (longest_i_mmap, 1)],
             ("anon_vma", modes["anon_vma"], "anon_vma_clone+0x7a/0x1c0"): [(1500, 40)]},
             modes))
 
 
 def make_run(root, shift=0, repeats=3, accel=("tcg", "tcg"), seed=0, failed=True,
              variants=("baseline", "patched"), workloads=("munmap", "fork"),
-             trace="windows", even_shift=0, calib=""):
+             trace="windows", even_shift=0, calib="", sweeps=None):
     """A fake run: cyclictest latencies of variant 1 shifted by shift us
     and those of even-numbered repeats by even_shift us (an A/A
     difference), repeats r1..r<repeats>, clean boots and, unless trace is "none",
@@ -245,7 +267,11 @@ def make_run(root, shift=0, repeats=3, accel=("tcg", "tcg"), seed=0, failed=True
     triggers ("full").  With failed, the last traced boot of the last
     variant and workload failed.  With calib (meta.json's CALIB), each
     variant also has make bench's calibration boot, cells/<v>/calib/traced/r1,
-    with a traced boot's data (calibration.json: write_calibration)."""
+    with a traced boot's data (calibration.json: write_calibration).
+    sweeps: meta.json's "sweeps" (bench/run-matrix.sh), recorded with the
+    variants and workloads as run-matrix records them; None (the default)
+    leaves them out, as in a run from before SWEEP.  Up to three variants
+    (CLEAN_OPS); a variant beyond accel's takes its last mode."""
     rng = np.random.default_rng(seed)
     boots = ["clean"] + ([] if trace == "none" else ["traced"])
     meta = {"kernel_version": "6.1.0-test", "accel": accel[0], "config_sha256": "c0ffee",
@@ -253,6 +279,9 @@ def make_run(root, shift=0, repeats=3, accel=("tcg", "tcg"), seed=0, failed=True
             "calib": calib, "calib_workloads": "calib",
             "series": {"baseline": ["pre-series"], "patched": ["pre-series", "mm-preempt-v10"]},
             "series_sha256": {"pre-series": "aa11", "mm-preempt-v10": "bb22"}}
+    if sweeps is not None:
+        meta.update(variants=list(variants), workloads=" ".join(workloads),
+                    sweep=" ".join(sw["spec"] for sw in sweeps), sweeps=sweeps)
     os.makedirs(root, exist_ok=True)
     with open(os.path.join(root, "meta.json"), "w") as f:
         json.dump(meta, f)
@@ -270,7 +299,8 @@ def make_run(root, shift=0, repeats=3, accel=("tcg", "tcg"), seed=0, failed=True
             g = os.path.join(cd, "guest")
             os.makedirs(g)
             cell = {"variant": v, "workload": w, "boot": boot, "repeat": r,
-                    "status": "ok", "accel": accel[vi], "config_sha256": "c0ffee"}
+                    "status": "ok", "accel": accel[min(vi, len(accel) - 1)],
+                    "config_sha256": "c0ffee"}
             if (failed and boot == boots[-1] and v == variants[-1]
                     and w == workloads[-1] and r == repeats):
                 cell = dict(cell, status="failed", cause="guest timed out after 600 s")
@@ -282,12 +312,12 @@ def make_run(root, shift=0, repeats=3, accel=("tcg", "tcg"), seed=0, failed=True
             vals, cnt = np.unique(a, return_counts=True)
             with open(os.path.join(g, "cyclictest.hist"), "w") as f:
                 f.write(_hist_file(dict(zip(vals.tolist(), cnt.tolist()))))
-            ops = clean_ops(vi, r) if boot == "clean" else traced_ops(vi, r)
+            ops = clean_ops(vi, r, w) if boot == "clean" else traced_ops(vi, r, w)
             with open(os.path.join(g, "workload.txt"), "w") as f:
                 f.write("workload=%s duration_s=30 ops=3000 bytes=100 ops_per_s=%r\n"
                         % (w, ops))
             if boot == "traced":
-                _traced_guest(g, vi, shift, trace)
+                _traced_guest(g, vi, shift, trace, w)
             with open(os.path.join(g, "status"), "w") as f:
                 f.write("ok\n")
     return root
