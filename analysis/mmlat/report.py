@@ -35,8 +35,11 @@ def summary_table(run):
     """One line per variant and workload: ok boots of each kind, cyclictest
     min/avg/max from the clean boots, the longest windows from the traced
     ones."""
-    # 11 for the workload: a parameterized entry, imap:n=1024, whole
-    fmt = "%-10s %-11s %6s %6s %5s %7s %7s %10s %9s"
+    # the workload column as wide as the longest entry, so that a sweep's
+    # entries stay apart (imap:s=1,n=16 and imap:s=1,n=64 cut to 11 were
+    # both imap:s=1,n=); 79 columns up to 11
+    width = max([11] + [len(w) for w in load.workloads(run)])
+    fmt = "%-10s %-" + str(width) + "s %6s %6s %5s %7s %7s %10s %9s"
     lines = [fmt % ("variant", "workload", "clean", "traced", "min", "avg", "max",
                     "preemptoff", "irqsoff"),
              fmt % ("", "", "ok", "ok", "clean", "clean", "clean", "traced", "traced")]
@@ -62,7 +65,7 @@ def summary_table(run):
                         vals.append(max(wn["hist"]))
                 tm[tr] = max(vals) if vals else None
             lines.append(fmt % (
-                v[:10], w[:11], ok["clean"], ok["traced"],
+                v[:10], w, ok["clean"], ok["traced"],
                 _f(min(mins) if mins else None, 5),
                 _f(sum(avgs) / len(avgs) if avgs else None, 7),
                 _f(max(maxs) if maxs else None, 7),
@@ -409,10 +412,14 @@ def ratio_table(s):
             if any(r["median"] is not None for r in ws["traced_over_clean"].values())]
     if not rows:
         return []
+    # the workload column as wide as the longest entry (a sweep's entries
+    # differ at their end), as far as 80 columns allow
+    width = min(52, max([12] + [len(w) for w, _ in rows]))
+    row = "  %-" + str(width) + "s %12s %12s"
     L = ["traced/clean throughput (median over repeats of traced ops/s / clean):",
-         "  %-12s %12s %12s" % ("workload", labels["baseline"][:12], labels["patched"][:12])]
+         row % ("workload", labels["baseline"][:12], labels["patched"][:12])]
     for w, r in rows:
-        L.append("  %-12s %12s %12s" % (w[:12], *(
+        L.append(row % (w[:width], *(
             "-" if r[side]["median"] is None else "%.3g" % r[side]["median"]
             for side in ("baseline", "patched"))))
     return L

@@ -241,3 +241,15 @@ def test_a_run_without_sweeps_has_no_section(tmp_path):
 ])
 def test_parse_entry(entry, parsed):
     assert sweep.parse_entry(entry) == parsed
+
+
+def test_summary_and_ratio_tables_keep_a_sweeps_entries_whole(sweep_run, txt):
+    """imap:s=1,n=16 and imap:s=1,n=64 differ at their end: cut to a fixed
+    width they were one name."""
+    table = report.summary_table(sweep_run).splitlines()
+    assert [line.split()[1] for line in table[2:] if line.startswith("baseline")] == [
+        "imap:s=1,n=16", "imap:s=1,n=64", "imap:s=1,n=256", "munmap"]
+    lines = txt.splitlines()
+    i = lines.index("traced/clean throughput (median over repeats of traced ops/s / clean):")
+    assert [line.split()[0] for line in lines[i + 2:i + 6]] == [
+        "imap:s=1,n=16", "imap:s=1,n=64", "imap:s=1,n=256", "munmap"]
