@@ -32,7 +32,8 @@
  * leader's (both halves, the file through each of its mappings) and the
  * readers' (the anonymous half).  pgscan, pgsteal, workingset_refault_*
  * and oom_kill are the cgroup's (memory.stat, memory.events); pswpin and
- * pswpout the whole system's over the run (/proc/vmstat).
+ * pswpout the whole system's over the run (/proc/vmstat), printed only
+ * when the kernel counts them (CONFIG_VM_EVENT_COUNTERS).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -149,8 +150,8 @@ static int write_cgroup(const char *dir, const char *file, const char *fmt,
 }
 
 /* The value of the line "key value" of memory.stat or /proc/vmstat. */
-static unsigned long long stat_value(const char *text, const char *path,
-				     const char *key)
+static bool stat_find(const char *text, const char *key,
+		      unsigned long long *val)
 {
 	size_t len = strlen(key);
 	const char *line;
@@ -158,10 +159,32 @@ static unsigned long long stat_value(const char *text, const char *path,
 	for (line = text; line; line = strchr(line, '\n')) {
 		if (*line == '\n')
 			line++;
-		if (!strncmp(line, key, len) && line[len] == ' ')
-			return strtoull(line + len + 1, NULL, 10);
+		if (!strncmp(line, key, len) && line[len] == ' ') {
+			*val = strtoull(line + len + 1, NULL, 10);
+			return true;
+		}
 	}
-	mm_fail("no %s in %s", key, path);
+	return false;
+}
+
+static unsigned long long stat_value(const char *text, const char *path,
+				     const char *key)
+{
+	unsigned long long val;
+
+	if (!stat_find(text, key, &val))
+		mm_fail("no %s in %s", key, path);
+	return val;
+}
+
+/* /proc/vmstat counts events only with CONFIG_VM_EVENT_COUNTERS. */
+static void print_vmstat_delta(const char *before, const char *after,
+			       const char *key)
+{
+	unsigned long long v0, v1;
+
+	if (stat_find(before, key, &v0) && stat_find(after, key, &v1))
+		printf("%s=%llu\n", key, v1 - v0);
 }
 
 static bool has_word(const char *text, const char *word)
@@ -223,9 +246,19 @@ static bool read_pages(const char *p, size_t len)
 	return true;
 }
 
-static void reader_loop(const char *anon, size_t len, uint64_t *passes)
+/*
+ * A reader starts once the leader closes the write end of the start pipe
+ * (or when told to stop, which interrupts the wait).
+ */
+static void reader_loop(const char *anon, size_t len, int start[2],
+			uint64_t *passes)
 {
+	char byte;
+
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	close(start[1]);
+	while (read(start[0], &byte, 1) < 0 && !mm_stop)
+		;
 	while (read_pages(anon, len))
 		(*passes)++;
 	_exit(0);
@@ -254,7 +287,7 @@ static void run_leader(const char *cgroup, const struct mm_opts *o,
 		       size_t anon_len, size_t file_len, struct counters *c)
 {
 	pid_t readers[MAX_READERS];
-	int fd, i, st, failed = 0;
+	int fd, i, st, start[2], failed = 0;
 	char **maps;
 	char *anon;
 
@@ -263,12 +296,15 @@ static void run_leader(const char *cgroup, const struct mm_opts *o,
 		mm_die("joining the cgroup");
 	anon = mm_map_anon(anon_len);
 	mm_touch(anon, anon_len);
+	if (pipe(start))
+		mm_die("pipe");
 	for (i = 0; i < nr_readers; i++) {
 		readers[i] = fork();
 		if (readers[i] < 0)
 			mm_die("fork");
 		if (!readers[i])
-			reader_loop(anon, anon_len, &c->reader_passes[i]);
+			reader_loop(anon, anon_len, start,
+				    &c->reader_passes[i]);
 	}
 	/* After the fork: the readers map the anonymous half only. */
 	fd = mm_tmpfile(o->dir, "reclaim", file_len);
@@ -281,7 +317,16 @@ static void run_leader(const char *cgroup, const struct mm_opts *o,
 		if (maps[i] == MAP_FAILED)
 			mm_die("mmap");
 	}
+	/*
+	 * The readers wait until the file's pages have been in all N
+	 * mappings once: racing K readers from the start, the leader did
+	 * not finish one pass in a 3 s cell under TCG, so the file's pages
+	 * had few of their mappings when reclaim walked them.
+	 */
 	mm_touch(maps[0], file_len);
+	if (leader_pass(anon, anon_len, maps, o->nr, file_len))
+		c->leader_passes++;
+	close(start[1]);
 	while (leader_pass(anon, anon_len, maps, o->nr, file_len))
 		c->leader_passes++;
 	for (i = 0; i < nr_readers; i++)
@@ -389,10 +434,7 @@ int main(int argc, char **argv)
 	       stat_value(memstat, "memory.stat", "workingset_refault_file"));
 	printf("oom_kill=%llu\n",
 	       stat_value(events, "memory.events", "oom_kill"));
-	printf("pswpin=%llu\npswpout=%llu\n",
-	       stat_value(vmstat1, "/proc/vmstat", "pswpin") -
-	       stat_value(vmstat0, "/proc/vmstat", "pswpin"),
-	       stat_value(vmstat1, "/proc/vmstat", "pswpout") -
-	       stat_value(vmstat0, "/proc/vmstat", "pswpout"));
+	print_vmstat_delta(vmstat0, vmstat1, "pswpin");
+	print_vmstat_delta(vmstat0, vmstat1, "pswpout");
 	return 0;
 }
