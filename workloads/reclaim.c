@@ -246,35 +246,39 @@ static bool read_pages(const char *p, size_t len)
 	return true;
 }
 
-/*
- * A reader starts once the leader closes the write end of the start pipe
- * (or when told to stop, which interrupts the wait).
- */
-static void reader_loop(const char *anon, size_t len, int start[2],
-			uint64_t *passes)
+static void reader_loop(const char *anon, size_t len, uint64_t *passes)
 {
-	char byte;
-
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
-	close(start[1]);
-	while (read(start[0], &byte, 1) < 0 && !mm_stop)
-		;
 	while (read_pages(anon, len))
 		(*passes)++;
 	_exit(0);
 }
 
-/* One pass of the leader: the anonymous half, then the file N times. */
+/*
+ * One pass of the leader: the anonymous half, then each page of the file
+ * through all N mappings before the next page.  Page by page, a page is
+ * in all its mappings as soon as it is back, so reclaim finds it there;
+ * mapping by mapping, the 8 MiB file of the default working set, as large
+ * as the whole limit, was reclaimed from the first mappings before the
+ * last had it, and the leader did not finish one pass in a 3 s cell.
+ */
 static bool leader_pass(const char *anon, size_t anon_len, char **maps, int n,
 			size_t file_len)
 {
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	volatile char sink;
+	size_t off;
 	int i;
 
 	if (!read_pages(anon, anon_len))
 		return false;
-	for (i = 0; i < n; i++)
-		if (!read_pages(maps[i], file_len))
+	for (off = 0; off < file_len; off += pg) {
+		if (mm_stop)
 			return false;
+		for (i = 0; i < n; i++)
+			sink = ((const volatile char *)maps[i])[off];
+	}
+	(void)sink;
 	return true;
 }
 
@@ -287,7 +291,7 @@ static void run_leader(const char *cgroup, const struct mm_opts *o,
 		       size_t anon_len, size_t file_len, struct counters *c)
 {
 	pid_t readers[MAX_READERS];
-	int fd, i, st, start[2], failed = 0;
+	int fd, i, st, failed = 0;
 	char **maps;
 	char *anon;
 
@@ -296,15 +300,12 @@ static void run_leader(const char *cgroup, const struct mm_opts *o,
 		mm_die("joining the cgroup");
 	anon = mm_map_anon(anon_len);
 	mm_touch(anon, anon_len);
-	if (pipe(start))
-		mm_die("pipe");
 	for (i = 0; i < nr_readers; i++) {
 		readers[i] = fork();
 		if (readers[i] < 0)
 			mm_die("fork");
 		if (!readers[i])
-			reader_loop(anon, anon_len, start,
-				    &c->reader_passes[i]);
+			reader_loop(anon, anon_len, &c->reader_passes[i]);
 	}
 	/* After the fork: the readers map the anonymous half only. */
 	fd = mm_tmpfile(o->dir, "reclaim", file_len);
@@ -317,16 +318,7 @@ static void run_leader(const char *cgroup, const struct mm_opts *o,
 		if (maps[i] == MAP_FAILED)
 			mm_die("mmap");
 	}
-	/*
-	 * The readers wait until the file's pages have been in all N
-	 * mappings once: racing K readers from the start, the leader did
-	 * not finish one pass in a 3 s cell under TCG, so the file's pages
-	 * had few of their mappings when reclaim walked them.
-	 */
 	mm_touch(maps[0], file_len);
-	if (leader_pass(anon, anon_len, maps, o->nr, file_len))
-		c->leader_passes++;
-	close(start[1]);
 	while (leader_pass(anon, anon_len, maps, o->nr, file_len))
 		c->leader_passes++;
 	for (i = 0; i < nr_readers; i++)
