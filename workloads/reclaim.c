@@ -255,12 +255,13 @@ static void reader_loop(const char *anon, size_t len, uint64_t *passes)
 }
 
 /*
- * One pass of the leader: the anonymous half, then each page of the file
- * through all N mappings before the next page.  Page by page, a page is
+ * One pass of the leader: each page of the file through all N mappings
+ * before the next page, then the anonymous half.  Page by page, a page is
  * in all its mappings as soon as it is back, so reclaim finds it there;
  * mapping by mapping, the 8 MiB file of the default working set, as large
  * as the whole limit, was reclaimed from the first mappings before the
- * last had it, and the leader did not finish one pass in a 3 s cell.
+ * last had it.  The file comes first: behind the anonymous half, which K
+ * readers keep refaulting, the leader did not reach it in a 3 s cell.
  */
 static bool leader_pass(const char *anon, size_t anon_len, char **maps, int n,
 			size_t file_len)
@@ -270,8 +271,6 @@ static bool leader_pass(const char *anon, size_t anon_len, char **maps, int n,
 	size_t off;
 	int i;
 
-	if (!read_pages(anon, anon_len))
-		return false;
 	for (off = 0; off < file_len; off += pg) {
 		if (mm_stop)
 			return false;
@@ -279,7 +278,7 @@ static bool leader_pass(const char *anon, size_t anon_len, char **maps, int n,
 			sink = ((const volatile char *)maps[i])[off];
 	}
 	(void)sink;
-	return true;
+	return read_pages(anon, anon_len);
 }
 
 /*
