@@ -33,9 +33,10 @@ calibrate: CALIB ?= $(CALIB_CALIBRATE)
 CALIB_WORKLOADS ?= idle munmap
 # Safety boots: the debug-config kernels under every workload (imap: the
 # i_mmap fan-out, 64 mappings of a 1 MiB file, so that a check boot
-# truncates within its few seconds).
+# truncates within its few seconds; reclaim: rmap walks over 8 readers'
+# pages under memcg reclaim to zram; anonchain: fork chains 8 deep).
 CHECK_VARIANTS  ?= mainline baseline patched
-CHECK_WORKLOADS ?= munmap exit truncate fork mixed imap:n=64,s=1
+CHECK_WORKLOADS ?= munmap exit truncate fork mixed imap:n=64,s=1 reclaim:k=8 anonchain:D=8
 CHECK_DURATION  ?= 3
 # Debian's interpreter: the analysis uses Debian's numpy and matplotlib.
 PYTHON    ?= /usr/bin/python3
@@ -79,10 +80,12 @@ help:
 	@echo
 	@echo 'Knobs (current value):'
 	@echo '  BASELINE=$(BASELINE) PATCHED=$(PATCHED) VARIANTS="$(VARIANTS)"'
-	@echo '  WORKLOADS="$(WORKLOADS)" (also: mixed imap idle sng-mm'
-	@echo '                 sng-fork sng-vm; with parameters NAME:KEY=VALUE,... as'
+	@echo '  WORKLOADS="$(WORKLOADS)" (also: mixed imap reclaim anonchain idle'
+	@echo '                 sng-mm sng-fork sng-vm; with parameters NAME:KEY=VALUE,... as'
 	@echo '                 bench/workloads.conf allows: imap:n=256, the i_mmap fan-out,'
-	@echo '                 a file mapped 256 times, truncated while remapped)'
+	@echo '                 a file mapped 256 times, truncated while remapped;'
+	@echo '                 reclaim:k=16, pages shared by 16 readers, reclaimed to zram'
+	@echo '                 in a memcg; anonchain:D=16, fork chains 16 deep)'
 	@echo '  SWEEP="$(SWEEP)" (appended to WORKLOADS: one workload over the values of'
 	@echo '                 one parameter, NAME:KEY=V1,V2,...[,KEY=VALUE...], as'
 	@echo '                 imap:s=1,n=16,64,256; WORKLOADS= runs the sweeps alone;'
