@@ -18,7 +18,7 @@
  *
  * Locks: ftrace hooks on the lock and unlock functions (_raw_spin_lock,
  * and mutex_lock or down_read/down_write where the kernel's i_mmap or
- * anon_vma lock sleeps).  A lock call whose return address lies inside a
+ * anon_vma lock sleeps), and kretprobes on the trylocks of those families.  A lock call whose return address lies inside a
  * lock user (the functions of guest/classes.txt, ranges resolved at load)
  * on a lock of a known kind (a split PTE lock inside a struct page, an
  * address_space's i_mmap lock, an anon_vma's root lock, each checked at
@@ -537,6 +537,7 @@ static struct sleep_hold sleep_held[SLEEP_SLOTS];
 static atomic_t nr_sleep_open;
 static atomic64_t slot_overflow;	/* sleeping holds without a slot */
 static unsigned long spin_lock_start, spin_lock_end;
+static unsigned long spin_trylock_start, spin_trylock_end;
 
 /*
  * A split PTE lock lives in its page table's struct page: the lock is a
@@ -709,26 +710,19 @@ static u8 opening_lock(unsigned long ip)
 }
 
 /*
- * Returns the slot of a hold nested in an open window, whose start the
- * hook takes after turning irqs back on: an interrupt held back during the
- * hook runs right then, before the acquisition, and is no part of the hold
- * (one made a 30 us nested calibration hold read 54 us).  Preemption is
- * already off for it, so the slot stays this CPU's.  A hold that opens its
- * window starts with the window; its hook time only dates the slot.
+ * A slot for a spinning hold of lock, taken at ret, of this kind: opened
+ * when its acquisition opens the preempt-off window, ts dating the slot.
+ * NULL when the call site's table is full.
  */
-static struct held *spin_hold_begin(void *lock, unsigned long ret)
+static struct held *spin_hold_claim(void *lock, unsigned long ret, int kind,
+				    bool opened, u64 ts)
 {
 	struct lock_cpu *lc = this_cpu_ptr(&lock_cpu);
 	struct win_start *w = this_cpu_ptr(&win_start[W_PREEMPT]);
 	struct lock_site *site;
 	struct held *h = NULL;
-	int kind, i;
+	int i;
 
-	kind = lock_kind(lock, MODE_SPIN);
-	if (kind < 0) {
-		lc->nonlock++;
-		return NULL;
-	}
 	site = site_of(smp_processor_id(), ret, kind, MODE_SPIN);
 	if (!site)
 		return NULL;
@@ -748,15 +742,47 @@ static struct held *spin_hold_begin(void *lock, unsigned long ret)
 		lc->nr_held++;
 	h->lock = lock;
 	h->site = site;
-	/* the lock is taken in this window, or disables preemption anew */
-	h->opened = !(w->active && w->gen == mw_gen);
+	h->opened = opened;
 	h->task = current;
 	h->kind = kind;
 	h->window = w->seq;
 	h->acquired = 0;
 	h->wait_begin = 0;
-	h->ts = local_clock();
-	return h->opened ? NULL : h;
+	h->ts = ts;
+	return h;
+}
+
+/* Is a preempt-off window of this generation open on this CPU? */
+static inline bool window_open(void)
+{
+	struct win_start *w = this_cpu_ptr(&win_start[W_PREEMPT]);
+
+	return w->active && w->gen == mw_gen;
+}
+
+/*
+ * Returns the slot of a hold nested in an open window, whose start the
+ * hook takes after turning irqs back on: an interrupt held back during the
+ * hook runs right then, before the acquisition, and is no part of the hold
+ * (one made a 30 us nested calibration hold read 54 us).  Preemption is
+ * already off for it, so the slot stays this CPU's.  A hold that opens its
+ * window starts with the window; its hook time only dates the slot.
+ */
+static struct held *spin_hold_begin(void *lock, unsigned long ret)
+{
+	struct held *h;
+	bool opened;
+	int kind;
+
+	kind = lock_kind(lock, MODE_SPIN);
+	if (kind < 0) {
+		this_cpu_inc(lock_cpu.nonlock);
+		return NULL;
+	}
+	/* the lock is taken in this window, or disables preemption anew */
+	opened = !window_open();
+	h = spin_hold_claim(lock, ret, kind, opened, local_clock());
+	return h && !opened ? h : NULL;
 }
 
 static void spin_hold_end(void *lock, u64 now)
@@ -1057,6 +1083,127 @@ static void notrace mw_sleep_unlock_hook(unsigned long ip,
 }
 
 /*
+ * Trylocks.  Reclaim's rmap walks take the i_mmap and anon_vma locks with
+ * a trylock first (rmap_walk_file(), folio_lock_anon_vma_read()), so
+ * without these hooks their holds, and the windows a spinning one opens,
+ * go unseen or untagged.  Whether the lock was taken is known only on
+ * return: a kretprobe (ftrace at the entry, a rethook trampoline at the
+ * return; no int3) opens the hold there.  Its entry handler runs with
+ * preemption off (notrace) and returns 1, asking for no return hook, for
+ * calls from outside the lock users, which are most of them.
+ */
+struct try_call {
+	void *lock;
+	u64 ts;		/* the call */
+	bool opens;	/* no window was open: a spinning acquisition opens one */
+};
+
+static int notrace mw_try_entry(struct kretprobe_instance *ri,
+				struct pt_regs *regs)
+{
+	struct try_call *tc = (struct try_call *)ri->data;
+	/* at the entry the stack pointer points at the return address */
+	unsigned long ret = *(unsigned long *)kernel_stack_pointer(regs);
+
+	if (!READ_ONCE(mw_enabled) || in_nmi() || !in_user(ret))
+		return 1;
+	tc->lock = (void *)regs->di;
+	tc->opens = !window_open();
+	tc->ts = local_clock();
+	return 0;
+}
+
+/*
+ * The stack at open of a window opened inside _raw_spin_trylock has the
+ * rethook trampoline where the trylock's return address was, in the frame
+ * after the one inside the trylock: put the caller back.
+ */
+static void unhook_open_stack(struct win_start *w, unsigned long ret)
+{
+	int i;
+
+	for (i = 0; i + 1 < w->depth; i++) {
+		if (w->stack[i] >= spin_trylock_start &&
+		    w->stack[i] < spin_trylock_end) {
+			w->stack[i + 1] = ret;
+			return;
+		}
+	}
+}
+
+/*
+ * A spinning trylock that succeeded.  If no window was open at the call,
+ * the one open now is the one its acquisition opened (preemption has been
+ * off since): it gets the lock's tag, as a window opened inside
+ * _raw_spin_lock gets it from opening_lock(), and the hold starts with
+ * it.  A hold nested in an open window starts after this hook, as in
+ * mw_spin_lock_hook().
+ */
+static int notrace mw_try_spin_return(struct kretprobe_instance *ri,
+				      struct pt_regs *regs)
+{
+	struct try_call *tc = (struct try_call *)ri->data;
+	struct win_start *w;
+	struct held *h = NULL;
+	unsigned long flags;
+	int kind;
+
+	if (!regs_return_value(regs))
+		return 0;
+	hook_enter(flags);
+	kind = READ_ONCE(mw_enabled) ? lock_kind(tc->lock, MODE_SPIN) : -1;
+	if (kind >= 0) {
+		h = spin_hold_claim(tc->lock, get_kretprobe_retaddr(ri), kind,
+				    tc->opens, tc->ts);
+		w = this_cpu_ptr(&win_start[W_PREEMPT]);
+		if (h && tc->opens && window_open() && w->ts >= tc->ts) {
+			w->lock = kind + 1;
+			unhook_open_stack(w, get_kretprobe_retaddr(ri));
+		}
+	}
+	hook_exit(flags);
+	if (h && !tc->opens)
+		WRITE_ONCE(h->ts, local_clock());
+	return 0;
+}
+
+/* A sleeping trylock that succeeded: the hold starts now. */
+static __always_inline void try_sleep_return(struct kretprobe_instance *ri,
+					     struct pt_regs *regs, int mode)
+{
+	struct try_call *tc = (struct try_call *)ri->data;
+	unsigned long flags;
+
+	if (!regs_return_value(regs) || !in_task())
+		return;
+	hook_enter(flags);
+	if (READ_ONCE(mw_enabled))
+		sleep_hold_begin(tc->lock, get_kretprobe_retaddr(ri), mode);
+	hook_exit(flags);
+}
+
+static int notrace mw_try_mutex_return(struct kretprobe_instance *ri,
+				       struct pt_regs *regs)
+{
+	try_sleep_return(ri, regs, MODE_MUTEX);
+	return 0;
+}
+
+static int notrace mw_try_read_return(struct kretprobe_instance *ri,
+				      struct pt_regs *regs)
+{
+	try_sleep_return(ri, regs, MODE_RWSEM_R);
+	return 0;
+}
+
+static int notrace mw_try_write_return(struct kretprobe_instance *ri,
+				       struct pt_regs *regs)
+{
+	try_sleep_return(ri, regs, MODE_RWSEM_W);
+	return 0;
+}
+
+/*
  * The hooked functions.  No FTRACE_OPS_FL_RECURSION: that flag asks ftrace
  * to call the hook through ftrace_ops_assist_func(), a recursion guard
  * whose preempt_enable_notrace() may reschedule from inside every lock
@@ -1091,6 +1238,69 @@ static bool hook_wanted(const struct lock_hook *lh)
 {
 	return lh->family == MODE_SPIN || lh->family == I_MMAP_MODE ||
 	       lh->family == ANON_VMA_MODE;
+}
+
+/*
+ * Calls between a trylock's entry and its return: tasks preempted inside
+ * a sleeping one, interrupts inside any.  A call with no instance left
+ * goes unseen and is counted in the kretprobe's nmissed.
+ */
+#define TRY_ACTIVE	64
+
+struct try_hook {
+	const char *func;
+	int family;
+	struct kretprobe rp;
+	bool registered;
+};
+
+#define TRY_HOOK(fn, fam, cb)						\
+	{ .func = fn, .family = fam,					\
+	  .rp = { .handler = cb, .entry_handler = mw_try_entry,		\
+		  .data_size = sizeof(struct try_call),			\
+		  .maxactive = TRY_ACTIVE } }
+
+/*
+ * Only the families of the kernel's i_mmap and anon_vma locks: the PTE
+ * lock is hardly ever trylocked, and every hooked call costs a kprobe.
+ */
+static struct try_hook try_hooks[] = {
+	TRY_HOOK("_raw_spin_trylock", MODE_SPIN, mw_try_spin_return),
+	TRY_HOOK("mutex_trylock", MODE_MUTEX, mw_try_mutex_return),
+	TRY_HOOK("down_read_trylock", MODE_RWSEM_W, mw_try_read_return),
+	TRY_HOOK("down_write_trylock", MODE_RWSEM_W, mw_try_write_return),
+};
+
+static bool try_wanted(const struct try_hook *th)
+{
+	return th->family == I_MMAP_MODE || th->family == ANON_VMA_MODE;
+}
+
+static int hook_trylock(struct try_hook *th)
+{
+	int ret;
+
+	/* a kprobe registers by name only with its address cleared */
+	memset(&th->rp.kp, 0, sizeof(th->rp.kp));
+	th->rp.kp.symbol_name = th->func;
+	th->rp.nmissed = 0;
+	ret = register_kretprobe(&th->rp);
+	if (ret)
+		pr_err("mmlat_windows: no kretprobe on %s: %d\n", th->func,
+		       ret);
+	th->registered = !ret;
+	return ret;
+}
+
+static u64 try_missed(void)
+{
+	u64 n = 0;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(try_hooks); i++)
+		if (try_hooks[i].registered)
+			n += try_hooks[i].rp.nmissed;
+	return n;
 }
 
 /* Address and size of a kernel function, or an error. */
@@ -1167,6 +1377,10 @@ static int locks_init(void)
 	if (ret)
 		return ret;
 	spin_lock_end = spin_lock_start + size;
+	ret = func_range("_raw_spin_trylock", &spin_trylock_start, &size);
+	if (ret)
+		return ret;
+	spin_trylock_end = spin_trylock_start + size;
 	for (i = 0; i < ARRAY_SIZE(lock_users); i++)
 		add_user(lock_users[i]);
 	if (sites) {
@@ -1215,6 +1429,11 @@ static void unregister_lock_hooks(void)
 {
 	int i;
 
+	for (i = ARRAY_SIZE(try_hooks) - 1; i >= 0; i--) {
+		if (try_hooks[i].registered)
+			unregister_kretprobe(&try_hooks[i].rp);
+		try_hooks[i].registered = false;
+	}
 	for (i = ARRAY_SIZE(lock_hooks) - 1; i >= 0; i--) {
 		if (lock_hooks[i].registered)
 			unregister_ftrace_function(&lock_hooks[i].ops);
@@ -1249,6 +1468,16 @@ static int register_probes(void)
 			return ret;
 		}
 		lock_hooks[i].registered = true;
+	}
+	for (i = 0; i < ARRAY_SIZE(try_hooks); i++) {
+		if (!try_wanted(&try_hooks[i]))
+			continue;
+		ret = hook_trylock(&try_hooks[i]);
+		if (ret) {
+			unregister_lock_hooks();
+			unregister_tracepoints();
+			return ret;
+		}
 	}
 	return 0;
 }
@@ -1546,8 +1775,9 @@ static int locks_show(struct seq_file *m, void *v)
 		seq_printf(m, "total lock=%s holds=%llu lost=%llu discarded=%llu in_flight=%llu\n",
 			   lock_name[i], holds[i], lost[i], discarded[i],
 			   held_at_stop[i]);
-	seq_printf(m, "total nonlock=%llu site_overflow=%llu slot_overflow=%lld\n",
-		   nonlock, overflow, atomic64_read(&slot_overflow));
+	seq_printf(m, "total nonlock=%llu site_overflow=%llu slot_overflow=%lld try_missed=%llu\n",
+		   nonlock, overflow, atomic64_read(&slot_overflow),
+		   try_missed());
 	for_each_possible_cpu(cpu) {
 		struct lock_site *tab = &lock_sites[(size_t)cpu * MAX_SITES];
 
