@@ -1,39 +1,68 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * reclaim driver (reverse-map walks under reclaim): a working set of -s MiB
- * (the runner's 16), half anonymous memory and half a tmpfs file, runs in a
- * memory cgroup whose memory.max is half the working set, on a system with
- * swap (the guest runner's zram), and is touched over and over, so that
- * reclaim keeps swapping its pages out and faults keep bringing them back.
+ * reclaim driver (reverse-map walks under reclaim): anonymous memory of
+ * half of -s MiB (the runner's 16) and a tmpfs file of -F MiB (default 1)
+ * run in a memory cgroup whose memory.max is as large as the anonymous
+ * memory alone, on a system with swap (the guest runner's zram), so that
+ * reclaim keeps swapping pages of both out and faults keep bringing them
+ * back.  tmpfs pages are swap-backed: they share the anonymous LRU lists
+ * with the anonymous pages and count as anonymous in memory.stat
+ * (workingset_refault_anon), but their reverse map is the file's.
  *
- * The anonymous half is written by the task in the cgroup, the leader,
+ * The anonymous memory is written by the task in the cgroup, the leader,
  * which then forks K readers (-k, default 4) that keep reading it.  Nobody
- * writes it after the fork, so every page stays shared by K + 1 mappings
- * in the leader's anon_vma tree, and folio_referenced() and try_to_unmap()
- * walk K + 1 vmas under the anon_vma lock for each of its pages.  The file
- * half is mapped N times (-n, default 16) by the leader after the fork, as
- * imap does, and read through every mapping, so that rmap_walk_file() walks
- * N vmas under the i_mmap lock for each of its pages.
+ * writes it after the fork, so its pages stay shared, and
+ * folio_referenced() and try_to_unmap() walk the K + 1 vmas of the
+ * leader's anon_vma tree under the anon_vma lock for each of them.
+ *
+ * Before all that, the leader maps the file N times (-n, default 16), as
+ * imap does, but not into the readers (MADV_DONTFORK), and reads every
+ * page through every mapping, so that writing the anonymous memory pushes
+ * the file's pages to reclaim at once.  From then on it touches the anonymous
+ * memory no more: it watches the file with mincore() and reads each page
+ * that reclaim took back in, through the first mapping and then through
+ * all N mappings, page by page (in memory first, the pages come back into
+ * a mapping 16 at a time, by fault-around).  So every resident page of
+ * the file is mapped N times, and rmap_walk_file() walks N vmas under the
+ * i_mmap lock for it (a walk stops early only once it has found every
+ * mapping): in folio_referenced() when the page is scanned on the
+ * inactive and on the active list, in try_to_unmap() when it is
+ * reclaimed.  The leader leaves the pages alone in between, so that they
+ * turn cold and are reclaimed in their turn.
+ *
+ * An earlier leader read the whole file through its N mappings, and the
+ * anonymous memory, each pass, among the readers: a page reclaim took
+ * costs N faults to bring back, and behind the readers' refaults that
+ * leader did not finish one pass of the then 8 MiB file in a 3 s cell, so
+ * the file's pages were walked only in the one mapping that had faulted
+ * them in.  The file is small for the same reason, and because the N
+ * mappings' page tables count against memory.max too: the driver refuses
+ * n and F whose page tables could exceed half of it.
  *
  * memory.max drives reclaim, not memory.reclaim: a fault charged beyond the
  * limit reclaims right away in the faulting task, so the rmap walks follow
  * the touching at whatever rate it runs, and nothing needs pacing;
  * memory.reclaim reclaims only when written to, in bursts whose size and
- * spacing would be one more parameter.  Half the working set leaves room
- * for the page tables, which the limit counts too, and still makes every
- * pass refault about half of the pages.
+ * spacing would be one more parameter.  The leader, when a look at the
+ * file finds every page in memory, sleeps a millisecond before the next
+ * (a bound on how long a reclaimed page stays out, not a rate).
  *
  * The driver itself stays outside the cgroup: it checks that -g DIR
  * (default /sys/fs/cgroup) is a cgroup v2 directory whose children get the
  * memory controller and that swap is on, creates the cgroup in DIR, forks
  * the leader, which moves itself into it before it forks the readers, and
  * once the leader has stopped and reaped its readers and exited, reads the
- * cgroup's counters and removes it.  ops are complete touch passes: the
- * leader's (both halves, the file through each of its mappings) and the
- * readers' (the anonymous half).  pgscan, pgsteal, workingset_refault_*
- * and oom_kill are the cgroup's (memory.stat, memory.events); pswpin and
- * pswpout the whole system's over the run (/proc/vmstat), printed only
- * when the kernel counts them (CONFIG_VM_EVENT_COUNTERS).
+ * cgroup's counters and removes it.  ops are complete passes of the
+ * readers over the anonymous memory plus the leader's file passes, each a
+ * look at the file that found pages reclaim had taken and read them back
+ * in through all N mappings; file_pages_back counts those pages, and
+ * file_majflt and file_minflt are the leader's own faults (getrusage())
+ * over the same time, after the file's first population, which took
+ * file_fill_s seconds.  bytes is what the readers and the leader read.
+ * pgscan, pgsteal, workingset_refault_* and oom_kill are the cgroup's
+ * (memory.stat, memory.events); pswpin and pswpout the whole system's
+ * over the run (/proc/vmstat), printed only when the kernel counts them
+ * (CONFIG_VM_EVENT_COUNTERS).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -48,6 +77,7 @@
 #include <linux/magic.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/wait.h>
@@ -59,10 +89,15 @@
 
 struct counters {
 	uint64_t leader_passes;
+	uint64_t file_pages_back;	/* read back in through all N maps */
+	uint64_t leader_bytes;
+	uint64_t leader_majflt, leader_minflt;
+	double fill_s;			/* the file's first population */
 	uint64_t reader_passes[MAX_READERS];
 };
 
 static int nr_readers = 4;
+static size_t file_mib = 1;
 static const char *cgroup_parent = "/sys/fs/cgroup";
 
 static void own_opt(const char *prog, int opt, const char *arg)
@@ -76,6 +111,9 @@ static void own_opt(const char *prog, int opt, const char *arg)
 		break;
 	case 'g':
 		cgroup_parent = arg;
+		break;
+	case 'F':
+		file_mib = mm_parse_num(prog, arg);
 		break;
 	}
 }
@@ -254,49 +292,112 @@ static void reader_loop(const char *anon, size_t len, uint64_t *passes)
 	_exit(0);
 }
 
-/*
- * One pass of the leader: each page of the file through all N mappings
- * before the next page, then the anonymous half.  Page by page, a page is
- * in all its mappings as soon as it is back, so reclaim finds it there;
- * mapping by mapping, the 8 MiB file of the default working set, as large
- * as the whole limit, was reclaimed from the first mappings before the
- * last had it.  The file comes first: behind the anonymous half, which K
- * readers keep refaulting, the leader did not reach it in a 3 s cell.
- */
-static bool leader_pass(const char *anon, size_t anon_len, char **maps, int n,
-			size_t file_len)
+/* Read the page at off through all n mappings, in mapping order. */
+static void read_page_everywhere(char **maps, int n, size_t off)
 {
-	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
 	volatile char sink;
-	size_t off;
 	int i;
 
-	for (off = 0; off < file_len; off += pg) {
-		if (mm_stop)
-			return false;
-		for (i = 0; i < n; i++)
-			sink = ((const volatile char *)maps[i])[off];
-	}
+	for (i = 0; i < n; i++)
+		sink = ((const volatile char *)maps[i])[off];
 	(void)sink;
-	return read_pages(anon, anon_len);
 }
 
 /*
- * The task in the cgroup: it faults the working set, forks the readers,
- * maps the file, and touches everything until the deadline (its own
- * alarm: a fork does not inherit one) or until told to stop.
+ * Read back in the pages of the file that vec marks as not in memory:
+ * first each page itself, through the first mapping, then each page
+ * through all N mappings, page by page, so that it is in all its mappings
+ * as soon as it can be.  Once the pages are in memory, one fault of a
+ * mapping maps its neighbours there too (fault-around), where one fault
+ * per page and mapping would map a page that is still out only.
+ */
+static size_t bring_back(char **maps, int n, size_t file_len,
+			 const unsigned char *vec, struct counters *c)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	size_t i, back = 0;
+	volatile char sink;
+
+	for (i = 0; i < file_len / pg; i++) {
+		if (mm_stop)
+			return 0;
+		if (!(vec[i] & 1))
+			sink = ((const volatile char *)maps[0])[i * pg];
+	}
+	(void)sink;
+	for (i = 0; i < file_len / pg; i++) {
+		if (vec[i] & 1)
+			continue;
+		if (mm_stop)
+			break;
+		read_page_everywhere(maps, n, i * pg);
+		back++;
+	}
+	c->file_pages_back += back;
+	c->leader_bytes += (uint64_t)back * n * pg;
+	return back;
+}
+
+/*
+ * One look at the file: the pages that are not in memory (mincore() of
+ * the first mapping), which reclaim has unmapped from all N mappings and
+ * swapped out, are read back in through all of them.  Returns the number
+ * of such pages; the caller sleeps when there were none.
+ */
+static size_t leader_pass(char **maps, int n, size_t file_len,
+			  unsigned char *vec, struct counters *c)
+{
+	if (mincore(maps[0], file_len, vec))
+		mm_die("mincore");
+	return bring_back(maps, n, file_len, vec, c);
+}
+
+/*
+ * The task in the cgroup: it maps the file N times and faults it in,
+ * faults the anonymous memory in, forks the readers, and keeps the file's
+ * pages in all N mappings until the deadline (its own alarm: a fork does
+ * not inherit one) or until told to stop.
  */
 static void run_leader(const char *cgroup, const struct mm_opts *o,
 		       size_t anon_len, size_t file_len, struct counters *c)
 {
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
 	pid_t readers[MAX_READERS];
 	int fd, i, st, failed = 0;
+	struct rusage ru0, ru;
+	double t0;
+	unsigned char *vec;
 	char **maps;
 	char *anon;
 
 	alarm((unsigned int)o->duration);
 	if (write_cgroup(cgroup, "cgroup.procs", "%d", getpid()))
 		mm_die("joining the cgroup");
+	/*
+	 * The file first: among the readers the leader would have a fifth
+	 * of the CPU for its N-fold population (at n=256 more than a 3 s
+	 * cell), and written after it, the anonymous memory pushes the
+	 * file's pages to reclaim at once.  Not inherited by the readers,
+	 * so that they map the anonymous memory only.
+	 */
+	t0 = mm_now();
+	fd = mm_tmpfile(o->dir, "reclaim", file_len);
+	maps = calloc(o->nr, sizeof(*maps));
+	vec = malloc(file_len / pg);
+	if (!maps || !vec)
+		mm_die("malloc");
+	for (i = 0; i < o->nr; i++) {
+		maps[i] = mmap(NULL, file_len, PROT_READ | PROT_WRITE,
+			       MAP_SHARED, fd, 0);
+		if (maps[i] == MAP_FAILED)
+			mm_die("mmap");
+		if (madvise(maps[i], file_len, MADV_DONTFORK))
+			mm_die("madvise");
+	}
+	/* The whole file in, as if reclaim had taken every page. */
+	memset(vec, 0, file_len / pg);
+	bring_back(maps, o->nr, file_len, vec, c);
+	c->fill_s = mm_now() - t0;
 	anon = mm_map_anon(anon_len);
 	mm_touch(anon, anon_len);
 	for (i = 0; i < nr_readers; i++) {
@@ -306,20 +407,17 @@ static void run_leader(const char *cgroup, const struct mm_opts *o,
 		if (!readers[i])
 			reader_loop(anon, anon_len, &c->reader_passes[i]);
 	}
-	/* After the fork: the readers map the anonymous half only. */
-	fd = mm_tmpfile(o->dir, "reclaim", file_len);
-	maps = calloc(o->nr, sizeof(*maps));
-	if (!maps)
-		mm_die("calloc");
-	for (i = 0; i < o->nr; i++) {
-		maps[i] = mmap(NULL, file_len, PROT_READ | PROT_WRITE,
-			       MAP_SHARED, fd, 0);
-		if (maps[i] == MAP_FAILED)
-			mm_die("mmap");
+	c->file_pages_back = 0;
+	getrusage(RUSAGE_SELF, &ru0);
+	while (!mm_stop) {
+		if (leader_pass(maps, o->nr, file_len, vec, c))
+			c->leader_passes++;
+		else
+			usleep(1000);
 	}
-	mm_touch(maps[0], file_len);
-	while (leader_pass(anon, anon_len, maps, o->nr, file_len))
-		c->leader_passes++;
+	getrusage(RUSAGE_SELF, &ru);
+	c->leader_majflt = ru.ru_majflt - ru0.ru_majflt;
+	c->leader_minflt = ru.ru_minflt - ru0.ru_minflt;
 	for (i = 0; i < nr_readers; i++)
 		kill(readers[i], SIGTERM);
 	for (i = 0; i < nr_readers; i++) {
@@ -358,22 +456,30 @@ int main(int argc, char **argv)
 	char cgroup[PATH_MAX], name[32];
 	size_t anon_len, file_len, limit;
 	uint64_t reader_passes = 0, ops;
+	size_t pt_max;
 	struct counters *c;
 	pid_t leader;
 	double t0, secs;
 	int i, st;
 
-	mm_parse(argc, argv, &o, "k:n:g:f:");
+	mm_parse(argc, argv, &o, "k:n:g:f:F:");
 	if (!o.nr)
 		o.nr = 16;
 	if (o.size_mib < 2)
-		mm_fail("-s %zu: the working set is at least 2 MiB, half anonymous and half file",
+		mm_fail("-s %zu: at least 2 MiB, half of it anonymous memory and memory.max",
 			o.size_mib);
+	anon_len = o.size_mib / 2 << 20;
+	file_len = file_mib << 20;
+	limit = anon_len;
+	/* PTE pages of one mapping of F MiB, at any alignment: F/2 + 1 */
+	pt_max = (size_t)o.nr * ((file_mib + 1) / 2 + 1) *
+		 (size_t)sysconf(_SC_PAGESIZE);
+	if (pt_max > limit / 2)
+		mm_fail("-n %d -F %zu -s %zu: the page tables of %d mappings of %zu MiB (up to %zu KiB) would take more than half of memory.max (%zu KiB)",
+			o.nr, file_mib, o.size_mib, o.nr, file_mib,
+			pt_max >> 10, limit >> 10);
 	check_cgroup_parent(cgroup_parent);
 	check_swap();
-	anon_len = o.size_mib / 2 << 20;
-	file_len = (o.size_mib << 20) - anon_len;
-	limit = (o.size_mib << 20) / 2;
 	c = mm_map_shared(sizeof(*c));
 	snprintf(name, sizeof(name), "mmlat-reclaim.%d", getpid());
 	path_in(cgroup, cgroup_parent, name);
@@ -410,13 +516,17 @@ int main(int argc, char **argv)
 		reader_passes += c->reader_passes[i];
 	ops = c->leader_passes + reader_passes;
 	mm_report("reclaim", secs, ops,
-		  c->leader_passes * (anon_len + o.nr * file_len) +
-		  reader_passes * anon_len);
-	printf("k=%d\nn=%d\nregion_mib=%zu\nmemory_max=%zu\n", nr_readers,
-	       o.nr, o.size_mib, limit);
+		  c->leader_bytes + reader_passes * anon_len);
+	printf("k=%d\nn=%d\nregion_mib=%zu\nanon_mib=%zu\nfile_mib=%zu\nmemory_max=%zu\n",
+	       nr_readers, o.nr, o.size_mib, anon_len >> 20, file_mib, limit);
 	printf("leader_passes=%llu\nreader_passes=%llu\n",
 	       (unsigned long long)c->leader_passes,
 	       (unsigned long long)reader_passes);
+	printf("file_fill_s=%.3f\n", c->fill_s);
+	printf("file_pages_back=%llu\nfile_majflt=%llu\nfile_minflt=%llu\n",
+	       (unsigned long long)c->file_pages_back,
+	       (unsigned long long)c->leader_majflt,
+	       (unsigned long long)c->leader_minflt);
 	printf("pgscan=%llu\npgsteal=%llu\n",
 	       stat_value(memstat, "memory.stat", "pgscan"),
 	       stat_value(memstat, "memory.stat", "pgsteal"));

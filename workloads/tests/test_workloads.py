@@ -177,7 +177,12 @@ def test_reclaim_refuses_a_missing_cgroup_parent(bindir, tmp_path):
 
 @pytest.mark.parametrize("args, message", [
     (["-k", "65"], "error: -k 65: at most 64 readers"),
-    (["-s", "1"], "error: -s 1: the working set is at least 2 MiB"),
+    (["-s", "1"], "error: -s 1: at least 2 MiB"),
+    (["-F", "0"], "invalid number '0'"),
+    (["-n", "256", "-s", "2"],
+     "error: -n 256 -F 1 -s 2: the page tables of 256 mappings of 1 MiB (up to 2048 KiB) "
+     "would take more than half of memory.max (1024 KiB)"),
+    (["-n", "256", "-F", "7", "-s", "16"], "error: -n 256 -F 7 -s 16: the page tables"),
     (["-k", "0"], "invalid number '0'"),
     (["-x", "1"], "usage:"),
 ])
