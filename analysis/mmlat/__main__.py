@@ -54,11 +54,15 @@ def main(argv=None):
         print("mmlat: %s" % e, file=sys.stderr)
         return 3
     bad = report.compare_worse(s)
-    for w, n, d in bad:
-        print("WORSE: %s %s %+.1f us, CI [%.1f, %.1f]" % (w, n, d["delta"], d["lo"], d["hi"]))
-    if s["failed_cells"]:
-        print("note: %d failed cells" % len(s["failed_cells"]))
-    print("compare: %s" % ("FAIL" if bad else "ok"))
+    for c in bad:
+        print("WORSE: %s %s %s %s (%s %%), interval %s, Holm p %.2g" % (
+            c.workload, c.endpoint, report.delta_text(c.delta, c.spec), c.spec.unit,
+            report.pct_text(c), report.interval_text(c), c.p_holm))
+    if report.failed_boots(s):
+        print("note: %d failed boots" % len(report.failed_boots(s)))
+    print("compare: %s (%s, %s over %d primary endpoints, alpha %g)" % (
+        "FAIL" if bad else "ok", s["gate"]["test"], s["gate"]["correction"],
+        s["gate"]["family"], s["gate"]["alpha"]))
     return 1 if bad else 0
 
 

@@ -9,7 +9,7 @@ import numpy as np  # noqa: E402
 
 from matplotlib.lines import Line2D  # noqa: E402
 
-from . import attribute, stats, sweep  # noqa: E402
+from . import attribute, endpoints, stats, sweep  # noqa: E402
 from .load import TRACERS  # noqa: E402
 
 COLORS = {"baseline": "tab:blue", "patched": "tab:red"}
@@ -71,12 +71,17 @@ def fig_latency_hist(s):
     return finish(fig, s)
 
 
-def _ccdf(ax, h, **kw):
-    x, y = stats.hist_to_arrays(h)
-    if y.sum() == 0:
+def _ccdf(ax, h, band=None, per=1, **kw):
+    """P(X >= x) of histogram h, x in units of per (1000: ns as us), and
+    around it the band from the boot bootstrap (stats.ccdf_band) when
+    there is one."""
+    x, at_least = stats.ccdf(h)
+    if not len(x):
         return
-    ex = 1.0 - np.cumsum(y) / y.sum() + y / y.sum()
-    ax.step(x, ex, where="post", **kw)
+    ax.step(x / per, at_least, where="post", **kw)
+    if band:
+        ax.fill_between(np.asarray(band["x"]) / per, band["lo"], band["hi"], step="post",
+                        color=kw.get("color"), alpha=0.2, lw=0)
 
 
 def fig_ccdf(s, kind="latency"):
@@ -85,14 +90,17 @@ def fig_ccdf(s, kind="latency"):
     for ax, w in zip(axes[0], ws):
         for vname, side in _sides(s):
             if kind == "latency":
-                _ccdf(ax, _hist(s["workloads"][w]["latency"][side]), color=COLORS[side], label=vname)
+                d = s["workloads"][w]["latency"][side]
+                _ccdf(ax, _hist(d), d["ccdf_band"], color=COLORS[side], label=vname)
             else:
                 for tr, ls in (("preemptoff", "-"), ("irqsoff", ":")):
-                    _ccdf(ax, _hist(s["workloads"][w]["windows"][tr][side]),
-                          color=COLORS[side], ls=ls, label="%s %s" % (vname, tr))
+                    d = s["workloads"][w]["windows"][tr][side]
+                    _ccdf(ax, _hist(d), d["ccdf_band"], color=COLORS[side], ls=ls,
+                          label="%s %s" % (vname, tr))
         ax.set_xscale("symlog")
         ax.set_yscale("log")
-        ax.set_title("%s CCDF, %s boots: %s" % (
+        # the band: 95 % of the CCDFs of boots resampled with replacement
+        ax.set_title("%s CCDF (band: boot bootstrap), %s boots: %s" % (
             "latency" if kind == "latency" else "window length",
             s["figure_boot"]["latency" if kind == "latency" else "windows"], w), fontsize=9)
         ax.set_xlabel("us")
@@ -120,8 +128,7 @@ def fig_locks(s):
             for cls, ls in LOCK_STYLES:
                 if cls not in classes:
                     continue
-                ns = _hist(classes[cls][side])
-                _ccdf(ax, {k / 1000.0: n for k, n in ns.items()}, color=COLORS[side],
+                _ccdf(ax, _hist(classes[cls][side]), per=1000.0, color=COLORS[side],
                       ls=ls, label="%s %s" % (vname, cls))
         ax.set_xscale("log")
         ax.set_yscale("log")
@@ -162,31 +169,37 @@ def fig_classes(s, tr="preemptoff"):
     return finish(fig, s)
 
 
+def _comparison(s, w, name):
+    """The comparison of endpoint `name` on workload w (summary.json)."""
+    return next(endpoints.Comparison.from_dict(d) for d in s["workloads"][w]["comparisons"]
+                if d["endpoint"] == name)
+
+
 def fig_summary(s):
+    """cyclictest max and p99.9 per workload, each side's geometric mean
+    over its boots; the patched bar carries the interval of the
+    difference and its verdict when it has one."""
     ws = list(s["workloads"])
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.5))
     x = np.arange(len(ws))
     for ax, stat in zip(axes, ("max", "p99.9")):
-        for off, side in ((-0.2, "baseline"), (0.2, "patched")):
-            vals, err = [], [[], []]
-            for w in ws:
-                d = s["workloads"][w]["latency"]["diff"]["stats"][stat]
-                v = s["workloads"][w]["latency"][side][stat]
-                vals.append(np.nan if v is None else v)
-                if side == "patched" and d["lo"] is not None and v is not None:
-                    # CI of the difference, drawn around the patched value
-                    err[0].append(max(0, d["delta"] - d["lo"]))
-                    err[1].append(max(0, d["hi"] - d["delta"]))
-                else:
-                    err[0].append(0)
-                    err[1].append(0)
-            ax.bar(x + off, vals, 0.4, yerr=err if side == "patched" else None,
-                   color=COLORS[side], label=s[side], capsize=3)
+        cs = [_comparison(s, w, "cyclictest " + stat) for w in ws]
+        ax.bar(x - 0.2, [np.nan if c.base_gmean is None else c.base_gmean for c in cs], 0.4,
+               color=COLORS["baseline"], label=s["baseline"])
+        patched = [np.nan if c.patched_gmean is None else c.patched_gmean for c in cs]
+        # the interval of the difference, drawn around the patched value
+        err = [[0 if c.lo is None else max(0, c.delta - c.lo) for c in cs],
+               [0 if c.hi is None else max(0, c.hi - c.delta) for c in cs]]
+        ax.bar(x + 0.2, patched, 0.4, yerr=err, color=COLORS["patched"],
+               label=s["patched"], capsize=3)
+        for xi, c, v in zip(x, cs, patched):
+            if c.verdict and c.verdict != endpoints.NO_CHANGE and not np.isnan(v):
+                ax.annotate(c.verdict, (xi + 0.2, v), ha="center", va="bottom", fontsize=7)
         ax.set_xticks(x)
         ax.set_xticklabels(ws)
         ax.set_ylabel("%s latency (us)" % stat)
-        ax.set_title("cyclictest %s, %s boots (patched bar: CI of delta)"
-                     % (stat, s["figure_boot"]["latency"]), fontsize=9)
+        ax.set_title("cyclictest %s per boot, geometric mean, %s boots\n(patched bar: "
+                     "interval of delta)" % (stat, s["figure_boot"]["latency"]), fontsize=9)
         ax.legend(fontsize=7)
     return finish(fig, s)
 

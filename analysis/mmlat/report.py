@@ -3,8 +3,9 @@ import json
 import os
 import statistics
 import textwrap
+from dataclasses import asdict
 
-from . import attribute, calibrate, load, locks, stats, sweep
+from . import attribute, calibrate, endpoints, load, locks, stats, sweep
 
 TRACERS = load.TRACERS
 # Which boot kind each figure comes from: tracing changes what it
@@ -183,10 +184,10 @@ def other_share(classes, side):
             "share": by_class.get(attribute.OTHER, 0) / total if total else None}
 
 
-def _windows(bc, pc, n_resamples, conf, seed):
+def _windows(bc, pc, seed):
     """Per tracer: both sides' window statistics and histograms, overall,
     per class and per call site, the share of long-window time in class
-    other, and the bootstrap of their difference."""
+    other, and the band of each side's CCDF."""
     out = {}
     for tr in TRACERS:
         t = {"baseline": {}, "patched": {}, "classes": {}}
@@ -197,6 +198,8 @@ def _windows(bc, pc, n_resamples, conf, seed):
             t[name]["dropped"] = sum(c["windows"][tr]["dropped"] for c in cells)
             t[name]["lock_from_site"] = sum(c["windows"][tr].get("lock_from_site", 0)
                                             for c in cells)
+            t[name]["ccdf_band"] = stats.ccdf_band([c["windows"][tr]["hist"] for c in cells],
+                                                   seed=seed)
         classes = set()
         for c in bc + pc:
             classes |= set(c["windows"][tr]["by_class"])
@@ -209,11 +212,6 @@ def _windows(bc, pc, n_resamples, conf, seed):
         t["other_share"] = dict({name: other_share(t["classes"], name)
                                  for name in ("baseline", "patched")},
                                 over_us=OTHER_OVER_US, goal=OTHER_GOAL)
-        if t["baseline"]["count"] and t["patched"]["count"]:
-            t["diff"] = stats.bootstrap_diff(
-                [c["windows"][tr]["hist"] for c in bc],
-                [c["windows"][tr]["hist"] for c in pc],
-                max(200, n_resamples // 4), conf, seed)
         out[tr] = t
     return out
 
@@ -252,9 +250,21 @@ def calibration(run, variants):
     return out
 
 
+def comparisons(w, by_boot, n_resamples, conf, seed):
+    """Every endpoint of workload w (endpoints.py), primary ones first,
+    compared boot by boot between the sides; verdicts come later, over the
+    whole report (endpoints.decide)."""
+    return [endpoints.compare(w, e, is_primary, *by_boot[e.boot], n_resamples, conf, seed)
+            for is_primary, group in ((True, endpoints.primary(w)),
+                                      (False, endpoints.exploratory(w)))
+            for e in group]
+
+
 def build(run, baseline=None, patched=None, n_resamples=2000, conf=0.95, seed=1):
     """summary.json: every figure the report and the plots show, each from
-    the boot kind FIGURE_BOOT names."""
+    the boot kind FIGURE_BOOT names; the per-boot comparisons of every
+    endpoint, with the verdicts of the primary ones (one Holm family over
+    the whole report)."""
     vs = load.variants(run)
     if baseline is None:
         baseline = "baseline" if "baseline" in vs else (vs[0] if vs else None)
@@ -264,15 +274,13 @@ def build(run, baseline=None, patched=None, n_resamples=2000, conf=0.95, seed=1)
     s = {"run_dir": run["dir"], "baseline": baseline, "patched": patched,
          "aa_mode": aa, "meta": run["meta"], "figure_boot": FIGURE_BOOT,
          "kernels": {v: run.get("kernels", {}).get(v, {}) for v in {baseline, patched} if v},
-         "bootstrap": {"method": None, "n_resamples": n_resamples,
-                       "conf": conf, "seed": seed},
-         "failed_cells": [], "workloads": {},
+         "boots": [], "workloads": {},
          "calibration": calibration(run, [baseline] if aa else [baseline, patched])}
     for c in run["cells"]:
-        if c["status"] != "ok":
-            s["failed_cells"].append({"variant": c["variant"], "workload": c["workload"],
-                                      "boot": c["boot"], "repeat": c["repeat"],
-                                      "status": c["status"], "cause": c["cause"]})
+        s["boots"].append({"variant": c["variant"], "workload": c["workload"],
+                           "boot": c["boot"], "repeat": c["repeat"],
+                           "status": c["status"], "cause": c["cause"]})
+    every = []
     for w in load.workloads(run):
         by_boot = {boot: sides(run, baseline, patched, w, boot) for boot in load.BOOTS}
         base_all = by_boot["clean"][0] + by_boot["traced"][0]
@@ -289,9 +297,7 @@ def build(run, baseline=None, patched=None, n_resamples=2000, conf=0.95, seed=1)
             ws["latency"][name] = stats.summarize_with_hist(stats.merge_hists(hists))
             ws["latency"][name]["spread"] = stats.spread_across_repeats(hists)
             ws["latency"][name]["overflows"] = sum(c["cyclictest"]["overflows"] for c in cells)
-        ws["latency"]["diff"] = stats.bootstrap_diff(
-            [c["lat_hist"] for c in bc], [c["lat_hist"] for c in pc], n_resamples, conf, seed)
-        s["bootstrap"]["method"] = ws["latency"]["diff"]["method"]
+            ws["latency"][name]["ccdf_band"] = stats.ccdf_band(hists, seed=seed)
         for i, name in enumerate(("baseline", "patched")):
             tps = [c["ops_per_s"] for c in by_boot[FIGURE_BOOT["throughput"]][i]
                    if c["ops_per_s"] is not None]
@@ -301,14 +307,21 @@ def build(run, baseline=None, patched=None, n_resamples=2000, conf=0.95, seed=1)
                                                              by_boot["traced"][i])
             ws["counters"][name] = counters_summary(by_boot[FIGURE_BOOT["counters"]][i])
         bc, pc = by_boot[FIGURE_BOOT["windows"]]
-        ws["windows"] = _windows(bc, pc, n_resamples, conf, seed)
+        ws["windows"] = _windows(bc, pc, seed)
         ws["attribution"] = attribution_checks(bc, pc)
         bc, pc = by_boot[FIGURE_BOOT["locks"]]
         ws["locks"] = locks.summarize({"baseline": bc, "patched": pc})
         bc, pc = by_boot[FIGURE_BOOT["calib"]]
         ws["calib"] = {"baseline": [x for c in bc for x in c["calib"]],
                        "patched": [x for c in pc for x in c["calib"]]}
+        ws["comparisons"] = comparisons(w, by_boot, n_resamples, conf, seed)
+        every += ws["comparisons"]
         s["workloads"][w] = ws
+    family = endpoints.decide(every)
+    s["gate"] = asdict(endpoints.Gate(family=family, conf=conf, n_resamples=n_resamples,
+                                      seed=seed))
+    for ws in s["workloads"].values():
+        ws["comparisons"] = [c.as_dict() for c in ws["comparisons"]]
     s["sweeps"] = sweep.to_summary(sweep.build(run, FIGURE_BOOT))
     return s
 
@@ -385,19 +398,138 @@ def _hdr(s):
         g("accel"), g("duration_s", "duration"), g("repeat", "repeats")))
     lines.append("boots per cell: %s (TRACE=%s)" % (" + ".join(g("boots") or []), g("trace")))
     lines.extend(calibration_lines(s["calibration"]))
-    b = s["bootstrap"]
-    lines.append("CI: %s bootstrap, %d resamples, %d%% conf, seed %d;"
-                 % (b["method"], b["n_resamples"], round(b["conf"] * 100), b["seed"]))
-    if b["method"] == "repeats":
-        lines.append("    * = interval excludes zero")
-    else:
-        lines.append("    sampling error only: significance needs REPEAT >= %d"
-                     % stats.MIN_REPEATS)
     return [l[:80] for l in lines]
 
 
-def _g3(v):
-    return "-" if v is None else "%.4g" % v
+def comparisons_of(ws):
+    """A workload's comparisons (summary.json) as endpoints.Comparison."""
+    return [endpoints.Comparison.from_dict(d) for d in ws["comparisons"]]
+
+
+def value_text(v, e, floored=False):
+    """A per-side figure of endpoint e in its unit's precision; "<floor"
+    when every boot of the side read below the floor (no keyed window of
+    the class)."""
+    if v is None:
+        return "-"
+    if floored:
+        return "<%g" % e.floor
+    return "%.*f" % (e.decimals, v)
+
+
+def delta_text(v, e):
+    return "-" if v is None else "%+.*f" % (e.decimals, v)
+
+
+def interval_text(c):
+    """The interval of the difference in the unit's precision, signed."""
+    if c.lo is None:
+        return "-"
+    return "[%s, %s]" % (delta_text(c.lo, c.spec), delta_text(c.hi, c.spec))
+
+
+def _floored(values, e):
+    return bool(values) and all(v <= e.floor for v in values)
+
+
+def pct_text(c):
+    """The change in %; none against a side below the floor, whose value is
+    a bound, not a figure."""
+    if c.delta_pct is None or _floored(c.base, c.spec) or _floored(c.patched, c.spec):
+        return "-"
+    return "%+.*f" % (0 if abs(c.delta_pct) >= 1000 else 1, c.delta_pct)
+
+
+# The headline's row: endpoint, baseline, patched, delta, %, verdict, and
+# the interval last, as wide as it needs (80 columns with 16).
+HEAD_ROW = "  %-20s %8s %8s %8s %6s %-7s %s"
+HEAD_LABEL = {"latency": "cyclictest %s us", "window": "%s max us", "throughput": "ops/s"}
+
+
+def headline_label(e):
+    return HEAD_LABEL[e.kind] % e.of if "%" in HEAD_LABEL[e.kind] else HEAD_LABEL[e.kind]
+
+
+def comparison_row(c, label, row=HEAD_ROW):
+    e = c.spec
+    return row % (label, value_text(c.base_gmean, e, _floored(c.base, e)),
+                  value_text(c.patched_gmean, e, _floored(c.patched, e)),
+                  delta_text(c.delta, e), pct_text(c), c.verdict or "", interval_text(c))
+
+
+def headline(s):
+    """What a cover letter quotes: per workload each primary endpoint,
+    both sides (geometric mean of the per-boot values), the difference
+    absolute and in %, the corrected verdict and the interval; then the
+    method in a sentence."""
+    labels = short_labels(s)
+    g = s["gate"]
+    L = ["%s vs %s: primary endpoints, per boot (geometric mean over boots)"
+         % (labels["baseline"], labels["patched"]),
+         HEAD_ROW % ("", labels["baseline"][:8], labels["patched"][:8], "delta", "%",
+                     "verdict", "%d%% interval" % round(g["conf"] * 100))]
+    for w, ws in s["workloads"].items():
+        n = ws["n_cells"]
+        L.append("%s (clean %d+%d, traced %d+%d boots)" % (
+            w, n["clean"]["baseline"], n["clean"]["patched"],
+            n["traced"]["baseline"], n["traced"]["patched"]))
+        L += [comparison_row(c, headline_label(c.spec)) for c in comparisons_of(ws) if c.primary]
+    return L + [""] + method_lines(s)
+
+
+def _overhead(s):
+    """The calibrated per-window overhead b of preempt-off windows per
+    compared variant (calibration boots), or why there is none."""
+    c = s["calibration"]
+    if not c["checked"]:
+        return "windows not calibrated"
+    bs = []
+    for v in c["variants"]:
+        fits = [f["preempt"]["b_us"] for f in c["fits"][v].values()
+                if f.get("preempt", {}).get("b_us") is not None]
+        bs.append("-" if not fits else "%.1f" % max(fits))
+    return "window overhead b %s us (%s)%s" % (
+        "/".join(bs), "/".join(c["variants"]), "" if c["ok"] else " FAILED")
+
+
+def method_lines(s):
+    """The method in one statement (wrapped at 80 columns): kernel, config,
+    accelerator, boots, duration, window overhead, test, correction."""
+    m, g = s["meta"], s["gate"]
+    config = m.get("config_sha256") or "-"
+    text = ("Method: kernel %s, config %s, %s, %s s a boot, REPEAT=%s (clean "
+            "boots: latency, ops/s; traced: windows, %s); verdict: %s, %s over the "
+            "%d primary endpoints of the report at %g (n/a: under 2 boots a side or "
+            "no spread); interval: %s, %d resamples." % (
+                m.get("kernel_version") or m.get("kernel") or "-", config[:12],
+                m.get("accel") or "-", m.get("duration_s") or m.get("duration") or "-",
+                m.get("repeat") or "-", _overhead(s), g["test"], g["correction"],
+                g["family"], g["alpha"], g["interval"], g["n_resamples"]))
+    return textwrap.wrap(text, 80, break_on_hyphens=False)
+
+
+# The detailed per-boot table's row: endpoint, then as HEAD_ROW.
+DETAIL_ROW = "  %-20s %8s %8s %8s %6s %-7s %s"
+
+
+def detail_label(e):
+    if e.kind == "latency":
+        return e.of
+    return {"window": "%s max", "hold": "%s hold max", "throughput": "ops/s"}[e.kind].replace(
+        "%s", e.of)
+
+
+def per_boot_table(ws, labels, kinds, heading):
+    """The comparisons of endpoints of the given kinds: primary with their
+    verdict, exploratory with an interval only."""
+    order = list(endpoints.ENDPOINTS)
+    rows = sorted((c for c in comparisons_of(ws) if c.spec.kind in kinds and (c.base or c.patched)),
+                  key=lambda c: order.index(c.endpoint))
+    if not rows:
+        return []
+    return [heading, DETAIL_ROW % ("", labels["baseline"][:8], labels["patched"][:8],
+                                   "delta", "%", "verdict", "interval")] + [
+        comparison_row(c, detail_label(c.spec), DETAIL_ROW) for c in rows]
 
 
 def _rate(v):
@@ -622,12 +754,13 @@ def render_txt(s):
     per workload its critical sections (traced boots), then per workload
     cyclictest, throughput and the instrumentation's own figures."""
     labels = side_labels(s)
+    short = short_labels(s)
     fb = s["figure_boot"]
-    L = _hdr(s)
-    if s["failed_cells"]:
+    L = headline(s) + [""] + _hdr(s)
+    if failed_boots(s):
         L.append("")
         L.append("FAILED BOOTS:")
-        for f in s["failed_cells"]:
+        for f in failed_boots(s):
             L.append(("  %s/%s/%s/r%d: %s" % (f["variant"], f["workload"], f["boot"],
                                              f["repeat"], f["cause"] or f["status"]))[:80])
     for w, ws in s["workloads"].items():
@@ -655,23 +788,16 @@ def render_txt(s):
             labels["patched"], n["traced"]["baseline"], n["traced"]["patched"]))
         if s["aa_mode"] and n["clean"]["patched"] == 0:
             L.append("A/A needs REPEAT >= 2 ok boots: no noise floor for this workload")
-        L.append("cyclictest latency (us), %s boots" % fb["latency"])
-        L.append("%-7s %9s %9s %9s  %-21s %s" % ("stat", "baseline", "patched", "delta", "CI", "sig"))
-        d = ws["latency"]["diff"]["stats"]
-        for name in ["count", "min", "mean"] + stats.CI_NAMES:
-            b, p = ws["latency"]["baseline"].get(name), ws["latency"]["patched"].get(name)
-            delta = (p - b) if (b is not None and p is not None) else None
-            ci, sig = "", ""
-            if name in d and d[name]["lo"] is not None:
-                ci = "[%.1f, %.1f]" % (d[name]["lo"], d[name]["hi"])
-                sig = "*" + ("" if not d[name]["direction"] else " " + d[name]["direction"]) if d[name]["significant"] else ""
-            L.append("%-7s %9s %9s %9s  %-21s %s" % (name, _f(b, 9).strip(), _f(p, 9).strip(),
-                                                    _f(delta, 9).strip(), ci, sig))
-        tb, tp = ws["throughput"]["baseline"]["mean"], ws["throughput"]["patched"]["mean"]
-        if tb or tp:
-            pct = "%+.1f%%" % (100.0 * (tp - tb) / tb) if tb and tp is not None else "-"
-            L.append("throughput ops/s, %s boots: %s -> %s (%s)" % (
-                fb["throughput"], _g3(tb), _g3(tp), pct))
+        L.extend(per_boot_table(
+            ws, short, ("latency", "throughput"),
+            "cyclictest latency (us), throughput (ops/s), %s boots, per boot:" % fb["latency"]))
+        L.append("  pooled: " + "  ".join("%s %s->%s" % (
+            name, *(_f(ws["latency"][side][name], 1).strip() for side in ("baseline", "patched")))
+            for name in ("count", "min", "mean", "max")))
+        L.extend(per_boot_table(
+            ws, short, ("window", "hold"),
+            "series windows (%s) and lock holds (us), %s boots, per boot:"
+            % (endpoints.TRACER, fb["windows"])))
         for tr in TRACERS:
             t = ws["windows"][tr]
             if not (t["baseline"]["count"] or t["patched"]["count"]
@@ -683,7 +809,8 @@ def render_txt(s):
                 _f(t["baseline"]["p99.9"], 1).strip(), _f(t["patched"]["p99.9"], 1).strip(),
                 _f(t["baseline"]["max"], 1).strip(), _f(t["patched"]["max"], 1).strip()))
             if t["baseline"]["tracer_max"] is not None or t["patched"]["tracer_max"] is not None:
-                L.append("  tracer max: %s -> %s" % (t["baseline"]["tracer_max"], t["patched"]["tracer_max"]))
+                L.append("  tracer max: %s -> %s" % (_us(t["baseline"]["tracer_max"]),
+                                                     _us(t["patched"]["tracer_max"])))
         L.extend(counters_table(ws, labels, fb["counters"]))
         hb = stats.pairs_hist(ws["latency"]["baseline"]["hist"])
         hp = stats.pairs_hist(ws["latency"]["patched"]["hist"])
@@ -702,14 +829,14 @@ def render_md(s, txt, pngs):
 
 
 def compare_worse(s):
-    """List of (workload, stat) where patched is significantly worse."""
-    bad = []
-    for w, ws in s["workloads"].items():
-        for n in ("p99.9", "max"):
-            d = ws["latency"]["diff"]["stats"].get(n)
-            if d and d["significant"] and d["direction"] == "worse":
-                bad.append((w, n, d))
-    return bad
+    """The primary endpoints whose corrected verdict is worse: what `make
+    compare` fails on."""
+    return [c for ws in s["workloads"].values() for c in comparisons_of(ws)
+            if c.primary and c.verdict == endpoints.WORSE]
+
+
+def failed_boots(s):
+    return [b for b in s["boots"] if b["status"] != "ok"]
 
 
 def write_report(run, out_dir, baseline=None, patched=None, plots=True, **kw):

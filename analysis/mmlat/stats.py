@@ -1,11 +1,15 @@
 """Statistics on latency samples given as histograms {value: count} or raw
-arrays, and bootstrap CIs for patched-minus-baseline differences."""
+arrays; the tests that compare per-boot values of two variants (Welch's t
+on logs, a permutation test, Holm's adjustment); the boot bootstrap of
+intervals and CCDF bands."""
+import itertools
+import math
+
 import numpy as np
 
 PCTS = [50, 90, 99, 99.9, 99.99]
 PCT_NAMES = ["p50", "p90", "p99", "p99.9", "p99.99"]
 STAT_NAMES = ["count", "min", "mean"] + PCT_NAMES + ["max"]
-CI_NAMES = PCT_NAMES + ["max"]
 
 
 class IncompatibleCells(ValueError):
@@ -77,89 +81,168 @@ def summarize(samples):
     return summarize_hist(dict(zip(v.tolist(), c.tolist())))
 
 
-def _stat_from_sample(vals, counts, name):
-    if name == "max":
-        return float(vals[counts > 0][-1]) if counts.sum() else np.nan
-    q = PCTS[PCT_NAMES.index(name)]
-    return _pct_sorted(vals, counts, q)
+def t_two_sided_p(t, df):
+    """P(|T| >= |t|) for Student's T with df degrees of freedom (df may be
+    fractional, as Welch's is): the regularized incomplete beta
+    I_{df/(df+t^2)}(df/2, 1/2).  Vectorized; numpy only, since the
+    analysis needs no scipy."""
+    t, df = np.broadcast_arrays(np.asarray(t, dtype=float), np.asarray(df, dtype=float))
+    return _betainc(df / 2.0, np.full(df.shape, 0.5), df / (df + t * t))
 
 
-def _resample_hist(rng, vals, probs, n):
-    return rng.multinomial(n, probs)
+# Terms of the continued fraction: converged to double precision for the
+# half-integer parameters a Welch test up to a few hundred boots gives.
+BETAINC_TERMS = 300
 
 
-# Significance needs boots: resampling the samples of a few boots ignores
-# how far boots of one kernel differ. A real A/A run (mainline, munmap, 2
-# against 2 boots, pooled) put p99 9 us apart with an interval of
-# [-16, -5]; resampling just 2 boots a side collapses the interval too
-# (3 distinct pools). So below MIN_REPEATS boots a side the samples are
-# pooled, the interval shows sampling error only, and nothing is called
-# significant.
-MIN_REPEATS = 5
+def _betainc(a, b, x):
+    """Regularized incomplete beta I_x(a, b), elementwise, by its continued
+    fraction (modified Lentz), on the side of x where it converges fast."""
+    flip = x > (a + 1) / (a + b + 2)
+    a, b, x = np.where(flip, b, a), np.where(flip, a, b), np.where(flip, 1 - x, x)
+    lgamma = np.vectorize(math.lgamma, otypes=[float])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        front = np.exp(lgamma(a + b) - lgamma(a) - lgamma(b)
+                       + a * np.log(x) + b * np.log1p(-x)) / a
+    tiny = 1e-300
+
+    def nonzero(v):
+        return np.where(np.abs(v) < tiny, tiny, v)
+    c = np.ones_like(x)
+    d = 1 / nonzero(1 - (a + b) * x / (a + 1))
+    f = d.copy()
+    for m in range(1, BETAINC_TERMS):
+        for num in (m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
+                    -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))):
+            d = 1 / nonzero(1 + num * d)
+            c = nonzero(1 + num / c)
+            f = f * c * d
+    r = np.where(x <= 0, 0.0, np.where(x >= 1, 1.0, front * f))
+    return np.where(flip, 1 - r, r)
 
 
-def bootstrap_diff(base_cells, patch_cells, n_resamples=2000, conf=0.95,
-                   seed=1, method=None):
-    """Percentile bootstrap CI of stat(patched) - stat(baseline) for each
-    name in CI_NAMES.
+def welch_log(base, patched):
+    """Welch's t test on the logarithms of per-boot values: the test the
+    report's verdicts use (simulate.py shows why).  base, patched: arrays
+    (..., boots) of positive values.  Returns (p, t): the two-sided p value
+    and the t statistic (> 0: patched higher) over the leading axes; p is
+    NaN where a side has fewer than 2 boots or neither side varies (an
+    icount boot can repeat the last one exactly: no spread, no test)."""
+    lb, lp = np.log(np.asarray(base, dtype=float)), np.log(np.asarray(patched, dtype=float))
+    nb, npch = lb.shape[-1], lp.shape[-1]
+    if min(nb, npch) < 2:
+        shape = np.broadcast_shapes(lb.shape[:-1], lp.shape[:-1])
+        return np.full(shape, np.nan), np.full(shape, np.nan)
+    vb, vp = lb.var(axis=-1, ddof=1) / nb, lp.var(axis=-1, ddof=1) / npch
+    se2 = vb + vp
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = (lp.mean(axis=-1) - lb.mean(axis=-1)) / np.sqrt(se2)
+        df = se2 ** 2 / (vb ** 2 / (nb - 1) + vp ** 2 / (npch - 1))
+    t = np.where(se2 > 0, t, np.nan)
+    return np.where(se2 > 0, t_two_sided_p(np.nan_to_num(t), np.nan_to_num(df, nan=1.0)),
+                    np.nan), t
 
-    base_cells / patch_cells: lists of histograms, one per repeat (cell).
-    method "repeats" (default when both sides have >= MIN_REPEATS cells): resample
-    cells with replacement within each variant, pool the chosen cells'
-    histograms, compute the statistic.  Method "pooled": pool all cells and
-    resample individual samples (multinomial on the pooled histogram); its
-    intervals are shown but never called significant.
-    """
+
+def permutation_log(base, patched, rng, exact_limit=20000, n_random=4000):
+    """The permutation test the simulation weighs against welch_log: the
+    difference of mean logs over every split of the pooled boots (at most
+    exact_limit splits), else over n_random random ones.  Returns (p, t)
+    as welch_log, t the observed difference.  Its smallest p is 2 over the
+    number of splits: 2/252 with 5 boots a side."""
+    x = np.log(np.concatenate([np.asarray(base, dtype=float),
+                               np.asarray(patched, dtype=float)], axis=-1))
+    n, k = x.shape[-1], np.shape(base)[-1]
+    if math.comb(n, k) <= exact_limit:
+        splits = list(itertools.combinations(range(n), k))
+    else:
+        splits = [rng.permutation(n)[:k] for _ in range(n_random)]
+    in_base = np.zeros((len(splits), n))
+    for i, s in enumerate(splits):
+        in_base[i, list(s)] = 1.0
+    base_sum = x @ in_base.T
+    diffs = (x.sum(axis=-1, keepdims=True) - base_sum) / (n - k) - base_sum / k
+    observed = x[..., k:].mean(axis=-1) - x[..., :k].mean(axis=-1)
+    # a split whose difference equals the observed one (itself, its
+    # mirror) counts, up to rounding
+    p = (np.abs(diffs) >= np.abs(observed)[..., None] - 1e-12).mean(axis=-1)
+    return p, observed
+
+
+# The family-wise error rate the verdicts keep: `make compare` is a gate.
+ALPHA = 0.05
+
+
+def holm(p):
+    """Holm's step-down adjustment of p values along the last axis: reject
+    where the adjusted p is below alpha, and the family-wise error rate is
+    at most alpha.  NaN (no test) counts as 1, and counts in the family."""
+    p = np.nan_to_num(np.asarray(p, dtype=float), nan=1.0)
+    m = p.shape[-1]
+    order = np.argsort(p, axis=-1, kind="stable")
+    ranked = np.take_along_axis(p, order, axis=-1) * (m - np.arange(m))
+    adjusted = np.minimum(np.maximum.accumulate(ranked, axis=-1), 1.0)
+    out = np.empty_like(adjusted)
+    np.put_along_axis(out, order, adjusted, axis=-1)
+    return out
+
+
+def holm_worse(p, t_worse, alpha=ALPHA):
+    """Which tests the gate calls worse: Holm-adjusted p below alpha (over
+    the last axis, the whole family) and t_worse > 0, t oriented so that
+    positive is worse.  The one decision rule of the report, `make
+    compare` and the simulation that checks it."""
+    return (holm(p) < alpha) & (np.nan_to_num(t_worse) > 0)
+
+
+def geometric_mean(values):
+    return float(np.exp(np.mean(np.log(values))))
+
+
+def boot_interval(base, patched, n_resamples=2000, conf=0.95, seed=1):
+    """Percentile bootstrap interval of geometric_mean(patched) -
+    geometric_mean(base), resampling boots (per-boot values) with
+    replacement on each side; None with fewer than 2 boots a side."""
+    base, patched = np.asarray(base, dtype=float), np.asarray(patched, dtype=float)
+    if min(len(base), len(patched)) < 2:
+        return None
     rng = np.random.default_rng(seed)
-    if method is None:
-        method = "repeats" if min(len(base_cells), len(patch_cells)) >= MIN_REPEATS else "pooled"
-    keys = sorted(set().union(*[set(h) for h in base_cells + patch_cells])) if (base_cells + patch_cells) else []
-    vals = np.asarray(keys, dtype=float)
-    idx = {k: i for i, k in enumerate(keys)}
 
-    def vec(h):
-        v = np.zeros(len(keys), dtype=np.int64)
-        for k, c in h.items():
-            v[idx[k]] += c
-        return v
-    B = np.array([vec(h) for h in base_cells]) if base_cells else np.zeros((0, len(keys)), dtype=np.int64)
-    P = np.array([vec(h) for h in patch_cells]) if patch_cells else np.zeros((0, len(keys)), dtype=np.int64)
-    bsum, psum = B.sum(axis=0), P.sum(axis=0)
-    result = {"method": method, "n_resamples": n_resamples, "conf": conf,
-              "seed": seed, "n_base_cells": len(base_cells),
-              "n_patch_cells": len(patch_cells), "stats": {}}
-    if bsum.sum() == 0 or psum.sum() == 0:
-        for name in CI_NAMES:
-            result["stats"][name] = {"base": None, "patched": None,
-                                     "delta": None, "lo": None, "hi": None,
-                                     "significant": False, "direction": None}
-        return result
-    est = {n: _stat_from_sample(vals, psum, n) - _stat_from_sample(vals, bsum, n)
-           for n in CI_NAMES}
-    draws = {n: np.empty(n_resamples) for n in CI_NAMES}
-    nb, npch = int(bsum.sum()), int(psum.sum())
-    pb, pp = bsum / nb, psum / npch
-    for i in range(n_resamples):
-        if method == "repeats":
-            bb = B[rng.integers(0, len(B), len(B))].sum(axis=0)
-            pc = P[rng.integers(0, len(P), len(P))].sum(axis=0)
-        else:
-            bb = rng.multinomial(nb, pb)
-            pc = rng.multinomial(npch, pp)
-        for n in CI_NAMES:
-            draws[n][i] = _stat_from_sample(vals, pc, n) - _stat_from_sample(vals, bb, n)
+    def gmeans(v):
+        return np.exp(np.log(v)[rng.integers(0, len(v), (n_resamples, len(v)))].mean(axis=1))
+    diffs = gmeans(patched) - gmeans(base)
     a = (1 - conf) / 2
-    for n in CI_NAMES:
-        lo, hi = np.quantile(draws[n], [a, 1 - a])
-        sig = bool(lo > 0 or hi < 0) and method == "repeats"
-        result["stats"][n] = {
-            "base": _stat_from_sample(vals, bsum, n),
-            "patched": _stat_from_sample(vals, psum, n),
-            "delta": float(est[n]), "lo": float(lo), "hi": float(hi),
-            "significant": sig,
-            "direction": (None if not sig else ("worse" if lo > 0 else "better")),
-        }
-    return result
+    lo, hi = np.quantile(diffs, [a, 1 - a])
+    return float(lo), float(hi)
+
+
+def ccdf(hist):
+    """(values, P(X >= value)) of a histogram {value: count}."""
+    vals, counts = hist_to_arrays(hist)
+    n = counts.sum()
+    return vals, (n - np.cumsum(counts) + counts) / n if n else counts
+
+
+def ccdf_band(boot_hists, n_resamples=200, conf=0.95, seed=1):
+    """A band around the CCDF of the pooled boots: resample the boots with
+    replacement, pool their histograms, and take the conf interval of
+    P(X >= x) at each value x any boot has.  {"x", "lo", "hi"} as lists;
+    None with fewer than 2 boots with samples."""
+    boot_hists = [h for h in boot_hists if h]
+    if len(boot_hists) < 2:
+        return None
+    keys = sorted(set().union(*boot_hists))
+    col = {k: i for i, k in enumerate(keys)}
+    counts = np.zeros((len(boot_hists), len(keys)))
+    for i, h in enumerate(boot_hists):
+        for k, n in h.items():
+            counts[i, col[k]] = n
+    rng = np.random.default_rng(seed)
+    pooled = counts[rng.integers(0, len(boot_hists), (n_resamples, len(boot_hists)))].sum(axis=1)
+    total = pooled.sum(axis=1, keepdims=True)
+    at_least = (total - np.cumsum(pooled, axis=1) + pooled) / total
+    a = (1 - conf) / 2
+    lo, hi = np.quantile(at_least, [a, 1 - a], axis=0)
+    return {"x": keys, "lo": lo.tolist(), "hi": hi.tolist()}
 
 
 def spread_across_repeats(cells):

@@ -12,48 +12,66 @@ def test_summary_known():
     assert stats.summarize(list(range(1, 101))) == s
 
 
-def _hist(a):
-    v, c = np.unique(np.round(a).astype(int), return_counts=True)
-    return dict(zip(v.tolist(), c.tolist()))
+def test_t_distribution_against_closed_forms_and_a_table():
+    t = np.array([0.0, 0.5, 1.0, 3.0, 40.0])
+    # df 1 (Cauchy) and df 2 have closed forms
+    assert stats.t_two_sided_p(t, 1) == pytest.approx(1 - 2 / np.pi * np.arctan(t), abs=1e-12)
+    assert stats.t_two_sided_p(t, 2) == pytest.approx(1 - t / np.sqrt(t * t + 2), abs=1e-12)
+    # the 97.5 % quantiles of t tables, and a fractional df as Welch's
+    assert stats.t_two_sided_p([2.306, 2.228, 1.960], [8, 10, 1e6]) == pytest.approx(
+        [0.05, 0.05, 0.05], abs=2e-4)
+    # scipy.stats.t.sf(4.5, 7.3) * 2 (scipy is no dependency)
+    assert stats.t_two_sided_p(4.5, 7.3) == pytest.approx(0.0025193737, rel=1e-6)
 
 
-def test_shift_detected_repeats_and_pooled():
+def test_welch_log_compares_ratios_and_refuses_what_it_cannot_test():
+    base = np.array([100.0, 104, 97, 101, 99])
+    p, t = stats.welch_log(base, base * 1.2)
+    assert p < 1e-4 and t > 0
+    # on logs: a ratio, whatever the scale
+    assert stats.welch_log(base / 100, base / 100 * 1.2)[0] == pytest.approx(p)
+    assert stats.welch_log(base * 1.2, base)[1] == pytest.approx(-t)
+    # one boot, or no spread (icount boots that repeat themselves): no test
+    assert np.isnan(stats.welch_log([100.0], [120.0, 121.0])[0])
+    assert np.isnan(stats.welch_log([100.0, 100.0], [120.0, 120.0])[0])
+
+
+def test_permutation_resolution_is_two_over_the_splits():
+    # 5 boots a side, fully separated: 2 of the 252 splits are as extreme
+    p, d = stats.permutation_log([1.0, 2, 3, 4, 5], [10.0, 20, 30, 40, 50], None)
+    assert p == pytest.approx(2 / 252) and d > 0
+
+
+def test_holm_step_down():
+    adjusted = stats.holm([0.01, 0.04, 0.03, 0.005])
+    assert adjusted == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    # no test counts as p 1, and as one more test in the family
+    assert stats.holm([0.02, np.nan]) == pytest.approx([0.04, 1.0])
+    worse = stats.holm_worse([0.001, 0.001, 0.5], [2.0, -2.0, 1.0])
+    assert worse.tolist() == [True, False, False]
+
+
+def test_boot_interval_covers_the_shift_and_needs_boots():
     rng = np.random.default_rng(0)
-    base = [_hist(rng.gamma(4, 5, 5000)) for _ in range(stats.MIN_REPEATS)]
-    patch = [_hist(rng.gamma(4, 5, 5000) + 30) for _ in range(stats.MIN_REPEATS)]
-    for m in ("repeats", "pooled"):
-        r = stats.bootstrap_diff(base, patch, n_resamples=300, method=m)
-        for n in ("p50", "p99", "p99.9"):
-            s = r["stats"][n]
-            assert s["lo"] <= 30 <= s["hi"] + 1, (m, n, s)
-            # Only boots can tell a change from boot-to-boot variation.
-            assert s["significant"] == (m == "repeats")
-            assert s["direction"] == ("worse" if m == "repeats" else None)
+    base = 100 * np.exp(rng.normal(0, 0.05, 8))
+    lo, hi = stats.boot_interval(base, base + 30, seed=2)
+    assert lo == pytest.approx(30, abs=3) and hi == pytest.approx(30, abs=3)
+    assert stats.boot_interval(base, base + 30, seed=2) == (lo, hi)
+    lo, hi = stats.boot_interval(base, base[::-1] * 1.0)
+    assert lo < 0 < hi
+    assert stats.boot_interval([100.0], [130.0, 131.0]) is None
 
 
-def test_same_distribution_not_significant():
-    # independent boots of one distribution: a bootstrap that ignored
-    # boot-to-boot variation, or resampled the wrong cells, would call
-    # their sampling noise a difference
-    rng = np.random.default_rng(1)
-    base = [_hist(rng.gamma(4, 5, 5000)) for _ in range(stats.MIN_REPEATS)]
-    patch = [_hist(rng.gamma(4, 5, 5000)) for _ in range(stats.MIN_REPEATS)]
-    r = stats.bootstrap_diff(base, patch, n_resamples=300)
-    assert r["method"] == "repeats" and r["conf"] == 0.95
-    for n in ("p50", "p90", "p99"):
-        s = r["stats"][n]
-        assert s["lo"] <= 0 <= s["hi"] and not s["significant"], (n, s)
-
-
-def test_seeded_repeatable():
-    base, patch = [{1: 10, 2: 5, 9: 1}], [{1: 8, 3: 6, 7: 2}]
-    a = stats.bootstrap_diff(base, patch, n_resamples=50, seed=3)
-    b = stats.bootstrap_diff(base, patch, n_resamples=50, seed=3)
-    c = stats.bootstrap_diff(base, patch, n_resamples=50, seed=4)
-    assert a == b and a["method"] == "pooled"
-    # the seed, not luck, makes them equal
-    assert any(a["stats"][n]["lo"] != c["stats"][n]["lo"] or a["stats"][n]["hi"] != c["stats"][n]["hi"]
-               for n in stats.CI_NAMES)
+def test_ccdf_band_brackets_the_boots():
+    boots = [{10: 90, 100: 10}, {10: 99, 100: 1}, {10: 95, 100: 5}]
+    band = stats.ccdf_band(boots, n_resamples=400)
+    assert band["x"] == [10, 100]
+    assert band["lo"][0] == band["hi"][0] == 1.0
+    # P(X >= 100) of the pooled resamples: between the two extreme boots
+    assert 0.01 <= band["lo"][1] < 0.053 < band["hi"][1] <= 0.10
+    assert stats.ccdf_band(boots[:1]) is None
+    x, at_least = stats.ccdf({10: 3, 20: 1})
+    assert x.tolist() == [10, 20] and at_least.tolist() == [1.0, 0.25]
 
 
 def test_hist_pairs_round_trip_through_json():
@@ -73,24 +91,3 @@ def test_refuse_incompatible():
                            {"accel": "tcg", "config_sha256": "x"})
 
 
-def test_pooled_max_is_never_significant_from_one_boot():
-    from mmlat.stats import bootstrap_diff
-    base = [{10: 1000, 100: 1}]
-    patched = [{10: 1000, 50: 1}]
-    res = bootstrap_diff(base, patched, n_resamples=300)
-    assert res["method"] == "pooled"
-    assert res["stats"]["max"]["delta"] == -50
-    assert not res["stats"]["max"]["significant"]
-
-
-def test_two_boots_a_side_pool_and_never_call_the_max():
-    # A/A from a real run (mainline, exit, 2 against 2 boots): the boots'
-    # maxima differ by about 200 us; resampling 2 boots made that
-    # "significant". Too few boots pool the samples instead.
-    rng = np.random.default_rng(3)
-    body = [_hist(rng.gamma(4, 5, 5000)) for _ in range(4)]
-    for h, peak in zip(body, (2341, 2147, 2209, 2116)):
-        h[peak] = 1
-    r = stats.bootstrap_diff(body[:2], body[2:], n_resamples=300)
-    assert r["method"] == "pooled"
-    assert not r["stats"]["max"]["significant"]

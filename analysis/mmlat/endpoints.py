@@ -1,0 +1,238 @@
+"""What the report compares, boot by boot: the endpoints, the primary ones
+declared here up front (PRIMARY), and their comparison between the two
+sides (Comparison).
+
+The unit is the boot.  Each endpoint is one number per boot (cyclictest's
+p99.9 of that clean boot, the longest i_mmap-lock window of that traced
+boot, ...); the sides are compared on those numbers with Welch's t on
+their logarithms (stats.welch_log, chosen by simulate.py), the primary
+endpoints of every workload of the report form one family corrected with
+Holm (stats.holm_worse: `make compare` is a gate), and every other
+endpoint is exploratory: an interval, no verdict."""
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from . import stats
+
+# The classes of preempt-off windows the series is about (guest/classes.txt):
+# the locks it makes sleeping and the zap path's PTE lock and gather.
+SERIES_CLASSES = ("i_mmap-lock", "anon_vma-lock", "pte-lock-zap", "mmu-gather")
+# The locks the series converts, whose holds it lengthens on purpose
+# (preemptible now): their longest hold is shown, not gated on.
+HOLD_LOCKS = ("i_mmap", "anon_vma")
+# The windows the endpoints read: a spinning lock's hold is a preempt-off
+# window; irq-off windows of these classes are rare and short.
+TRACER = "preemptoff"
+# Below these a per-boot value is read as the floor before its logarithm:
+# cyclictest counts whole microseconds, and the window module keys windows
+# of 5 us and longer only, so a boot without a keyed window of a class had
+# none longer than that.
+LATENCY_FLOOR_US = 1.0
+WINDOW_FLOOR_US = 5.0
+HOLD_FLOOR_US = 0.1
+# A workload that did not finish one operation: 0 ops/s read as this.
+THROUGHPUT_FLOOR = 1e-3
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """One number per boot.  kind: latency (cyclictest, a statistic of
+    stats.STAT_NAMES), window (the longest preempt-off window of a class),
+    hold (the longest hold of a lock, any mode and call site), throughput
+    (ops/s)."""
+    name: str                # the key of ENDPOINTS, the row in every table
+    kind: str
+    of: str                  # the statistic, class or lock; "" for throughput
+    unit: str
+    decimals: int            # the unit's precision in the tables
+    higher_is_worse: bool
+    floor: float
+
+    @property
+    def boot(self):
+        return "clean" if self.kind in ("latency", "throughput") else "traced"
+
+    def value(self, cell):
+        """This endpoint of one loaded boot (load.load_cell), floored; None
+        when the boot does not have it (no throughput line)."""
+        if self.kind == "latency":
+            v = stats.summarize_hist(cell["lat_hist"])[self.of]
+        elif self.kind == "window":
+            v = max(cell["windows"][TRACER]["by_class"].get(self.of, {0: 0}))
+        elif self.kind == "hold":
+            sites = (cell.get("locks") or {}).get("sites", [])
+            v = max([s["max_ns"] / 1000.0 for s in sites if s["lock"] == self.of] + [0])
+        else:
+            v = cell["ops_per_s"]
+        return None if v is None else max(float(v), self.floor)
+
+
+def _endpoints():
+    out = [Endpoint("cyclictest " + st, "latency", st, "us", 0, True, LATENCY_FLOOR_US)
+           for st in stats.PCT_NAMES + ["max"]]
+    out += [Endpoint(cls + " window", "window", cls, "us", 1, True, WINDOW_FLOOR_US)
+            for cls in SERIES_CLASSES]
+    out += [Endpoint(lock + " hold", "hold", lock, "us", 1, True, HOLD_FLOOR_US)
+            for lock in HOLD_LOCKS]
+    out.append(Endpoint("throughput", "throughput", "", "ops/s", 3, False, THROUGHPUT_FLOOR))
+    return {e.name: e for e in out}
+
+
+ENDPOINTS = _endpoints()
+
+# The primary endpoints, per workload (its name before any ":"), declared
+# before any run is seen: cyclictest p99.9 and max (clean boots), the
+# longest window of each SERIES_CLASSES class the workload's code path
+# reaches (traced boots), and throughput (clean boots).  Every other
+# endpoint is exploratory.  A workload not listed has LATENCY_AND_OPS.
+LATENCY = ("cyclictest p99.9", "cyclictest max")
+LATENCY_AND_OPS = LATENCY + ("throughput",)
+PRIMARY = {
+    # zap and gather of the unmapped range
+    "munmap": LATENCY + ("pte-lock-zap window", "mmu-gather window", "throughput"),
+    # the exits' zaps, and unlink_anon_vmas() under the anon_vma lock
+    "exit": LATENCY + ("anon_vma-lock window", "pte-lock-zap window",
+                       "mmu-gather window", "throughput"),
+    # unmap_mapping_range() under the i_mmap lock, its zaps and gathers
+    "truncate": LATENCY + ("i_mmap-lock window", "pte-lock-zap window",
+                           "mmu-gather window", "throughput"),
+    # anon_vma_fork() under the anon_vma lock, the children's exits
+    "fork": LATENCY + ("anon_vma-lock window", "pte-lock-zap window",
+                       "mmu-gather window", "throughput"),
+    "mixed": LATENCY + tuple(c + " window" for c in SERIES_CLASSES) + ("throughput",),
+    # the i_mmap fan-out: N vmas walked under the i_mmap lock, zapped
+    "imap": LATENCY + ("i_mmap-lock window", "pte-lock-zap window",
+                       "mmu-gather window", "throughput"),
+    # rmap walks: anon_vma lock (anonymous pages), i_mmap lock (the file)
+    "reclaim": LATENCY + ("i_mmap-lock window", "anon_vma-lock window", "throughput"),
+    # anon_vma_clone()/unlink_anon_vmas() over long chains, leaves' exits
+    "anonchain": LATENCY + ("anon_vma-lock window", "pte-lock-zap window",
+                            "mmu-gather window", "throughput"),
+    # no workload, no throughput
+    "idle": LATENCY,
+}
+
+
+def primary(workload):
+    """The primary endpoints of a WORKLOADS entry (imap:n=256 is imap)."""
+    return [ENDPOINTS[n] for n in PRIMARY.get(workload.partition(":")[0], LATENCY_AND_OPS)]
+
+
+def exploratory(workload):
+    """Every other endpoint of the workload."""
+    first = {e.name for e in primary(workload)}
+    return [e for e in ENDPOINTS.values() if e.name not in first]
+
+
+# Verdicts of a primary endpoint; an exploratory one has none ("").
+WORSE, BETTER, NO_CHANGE, NO_TEST = "worse", "better", "-", "n/a"
+
+
+@dataclass
+class Comparison:
+    """One endpoint of one workload, baseline against patched: the
+    per-boot values of each side (floored), the test's p and t (patched
+    higher: t > 0; None without a test: fewer than 2 boots a side, or no
+    spread between boots), the boot bootstrap interval of the difference
+    of geometric means, and for a primary endpoint the verdict after Holm
+    over the report's family."""
+    workload: str
+    endpoint: str            # a key of ENDPOINTS
+    primary: bool
+    base: list
+    patched: list
+    p: float = None
+    t: float = None
+    lo: float = None
+    hi: float = None
+    p_holm: float = None
+    verdict: str = ""
+    conf: float = 0.95
+
+    @property
+    def spec(self):
+        return ENDPOINTS[self.endpoint]
+
+    @property
+    def base_gmean(self):
+        return stats.geometric_mean(self.base) if self.base else None
+
+    @property
+    def patched_gmean(self):
+        return stats.geometric_mean(self.patched) if self.patched else None
+
+    @property
+    def delta(self):
+        if self.base and self.patched:
+            return self.patched_gmean - self.base_gmean
+        return None
+
+    @property
+    def delta_pct(self):
+        if self.base and self.patched:
+            return 100.0 * (self.patched_gmean / self.base_gmean - 1)
+        return None
+
+    @property
+    def t_worse(self):
+        """t oriented so that > 0 is worse (lower throughput is worse)."""
+        if self.t is None:
+            return None
+        return self.t if self.spec.higher_is_worse else -self.t
+
+    def as_dict(self):
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d):
+        return cls(**d)
+
+
+def _none_if_nan(v):
+    return None if v is None or np.isnan(v) else float(v)
+
+
+def compare(workload, endpoint, is_primary, base_cells, patch_cells,
+            n_resamples=2000, conf=0.95, seed=1):
+    """A Comparison of endpoint between the ok boots of both sides (those
+    of the endpoint's boot kind); the verdict is set by decide()."""
+    base = [v for v in (endpoint.value(c) for c in base_cells) if v is not None]
+    patched = [v for v in (endpoint.value(c) for c in patch_cells) if v is not None]
+    c = Comparison(workload, endpoint.name, is_primary, base, patched, conf=conf)
+    if min(len(base), len(patched)) >= 2:
+        p, t = stats.welch_log(base, patched)
+        c.p, c.t = _none_if_nan(p), _none_if_nan(t)
+        c.lo, c.hi = stats.boot_interval(base, patched, n_resamples, conf, seed)
+    return c
+
+
+def decide(comparisons, alpha=stats.ALPHA):
+    """Set the verdict of every primary comparison, Holm over all of them
+    (the whole report: one family); returns the family's size."""
+    family = [c for c in comparisons if c.primary]
+    if not family:
+        return 0
+    p = np.array([np.nan if c.p is None else c.p for c in family])
+    t = np.array([np.nan if c.t is None else c.t_worse for c in family])
+    adjusted = stats.holm(p)
+    worse = stats.holm_worse(p, t, alpha)
+    better = stats.holm_worse(p, -t, alpha)
+    for c, adj, w, b in zip(family, adjusted, worse, better):
+        c.p_holm = None if c.p is None else float(adj)
+        c.verdict = (NO_TEST if c.p is None else WORSE if w else BETTER if b else NO_CHANGE)
+    return len(family)
+
+
+@dataclass
+class Gate:
+    """How the verdicts were reached, for the report's method line and
+    `mmlat compare`."""
+    test: str = "Welch t on log per-boot values"
+    correction: str = "Holm"
+    alpha: float = stats.ALPHA
+    family: int = 0          # primary endpoints of the report
+    interval: str = "boot bootstrap of the difference of geometric means"
+    conf: float = 0.95
+    n_resamples: int = 2000
+    seed: int = 1
