@@ -128,11 +128,13 @@ def fig_locks(s):
             for cls, ls in LOCK_STYLES:
                 if cls not in classes:
                     continue
-                _ccdf(ax, _hist(classes[cls][side]), per=1000.0, color=COLORS[side],
+                _ccdf(ax, _hist(classes[cls][side]), classes[cls][side]["ccdf_band"],
+                      per=1000.0, color=COLORS[side],
                       ls=ls, label="%s %s" % (vname, cls))
         ax.set_xscale("log")
         ax.set_yscale("log")
-        ax.set_title("lock hold CCDF, %s boots: %s" % (s["figure_boot"]["locks"], w),
+        ax.set_title("lock hold CCDF (band: boot bootstrap), %s boots: %s"
+                     % (s["figure_boot"]["locks"], w),
                      fontsize=9)
         ax.set_xlabel("hold time (us)")
         ax.set_ylabel("P(X >= x)")

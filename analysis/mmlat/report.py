@@ -311,6 +311,12 @@ def build(run, baseline=None, patched=None, n_resamples=2000, conf=0.95, seed=1)
         ws["attribution"] = attribution_checks(bc, pc)
         bc, pc = by_boot[FIGURE_BOOT["locks"]]
         ws["locks"] = locks.summarize({"baseline": bc, "patched": pc})
+        for cls, by_side in (ws["locks"] or {"classes": {}})["classes"].items():
+            for side, cells in (("baseline", bc), ("patched", pc)):
+                by_side[side]["ccdf_band"] = stats.ccdf_band(
+                    [stats.merge_hists([site["hist_ns"] for site in c["locks"]["sites"]
+                                        if site["class"] == cls])
+                     for c in cells if c["locks"]], seed=seed)
         bc, pc = by_boot[FIGURE_BOOT["calib"]]
         ws["calib"] = {"baseline": [x for c in bc for x in c["calib"]],
                        "patched": [x for c in pc for x in c["calib"]]}
@@ -428,14 +434,14 @@ def interval_text(c):
     return "[%s, %s]" % (delta_text(c.lo, c.spec), delta_text(c.hi, c.spec))
 
 
-def _floored(values, e):
+def floored(values, e):
     return bool(values) and all(v <= e.floor for v in values)
 
 
 def pct_text(c):
     """The change in %; none against a side below the floor, whose value is
     a bound, not a figure."""
-    if c.delta_pct is None or _floored(c.base, c.spec) or _floored(c.patched, c.spec):
+    if c.delta_pct is None or floored(c.base, c.spec) or floored(c.patched, c.spec):
         return "-"
     return "%+.*f" % (0 if abs(c.delta_pct) >= 1000 else 1, c.delta_pct)
 
@@ -452,8 +458,8 @@ def headline_label(e):
 
 def comparison_row(c, label, row=HEAD_ROW):
     e = c.spec
-    return row % (label, value_text(c.base_gmean, e, _floored(c.base, e)),
-                  value_text(c.patched_gmean, e, _floored(c.patched, e)),
+    return row % (label, value_text(c.base_gmean, e, floored(c.base, e)),
+                  value_text(c.patched_gmean, e, floored(c.patched, e)),
                   delta_text(c.delta, e), pct_text(c), c.verdict or "", interval_text(c))
 
 
@@ -852,6 +858,10 @@ def write_report(run, out_dir, baseline=None, patched=None, plots=True, **kw):
         f.write(txt)
     with open(os.path.join(out_dir, "report.md"), "w") as f:
         f.write(render_md(s, txt, pngs))
+    # html uses this module's figures: imported here, where both are loaded
+    from . import html
+    with open(os.path.join(out_dir, "report.html"), "w", encoding="utf-8") as f:
+        f.write(html.render_html(s, txt, out_dir))
     with open(os.path.join(out_dir, "summary.json"), "w") as f:
         json.dump(s, f, indent=1, sort_keys=True, default=str)
     return s, txt

@@ -262,7 +262,7 @@ def test_figure_content(worse):
     ticks = [t.get_text() for t in fc.axes[0].get_xticklabels()]
     assert "pte-lock-zap" in ticks and fc.axes[0].get_title().endswith("traced boots: fork")
     fp = plot.fig_locks(s)
-    assert fp.axes[0].get_title() == "lock hold CCDF, traced boots: fork"
+    assert fp.axes[0].get_title() == "lock hold CCDF (band: boot bootstrap), traced boots: fork"
     curves = {line.get_label(): line for line in fp.axes[0].get_lines()}
     assert set(curves) == {"%s %s" % (side, cls) for side in ("baseline", "patched")
                            for cls in ("pte-lock-zap", "pte-lock-fork", "i_mmap-lock",
@@ -272,6 +272,31 @@ def test_figure_content(worse):
         side, cls = label.split()
         assert max(line.get_xdata()) == holds[cls][side]["max"] / 1000.0
     assert max(curves["baseline i_mmap-lock"].get_xdata()) == fakerun.I_MMAP_NS[0] / 1000.0
+
+
+def test_ccdf_plots_carry_the_boot_bootstrap_band(worse):
+    _, s = worse
+    for fig in (plot.fig_ccdf(s, "latency"), plot.fig_ccdf(s, "windows"), plot.fig_locks(s)):
+        # one filled band per drawn curve: every side has several boots
+        ax = fig.axes[0]
+        assert len(ax.collections) == len(ax.get_lines()) > 0, ax.get_title()
+    band = s["workloads"]["munmap"]["latency"]["baseline"]["ccdf_band"]
+    assert band["lo"][0] == band["hi"][0] == 1.0
+    assert all(lo <= hi for lo, hi in zip(band["lo"], band["hi"]))
+
+
+def test_html_is_one_self_contained_file(worse_run):
+    assert main(["report", worse_run, "--resamples", "50"]) == 0
+    out = os.path.join(worse_run, "report")
+    page = open(os.path.join(out, "report.html"), encoding="utf-8").read()
+    s = json.load(open(os.path.join(out, "summary.json")))
+    # every plot inline, nothing fetched from beside it
+    assert page.count('src="data:image/png;base64,') == len(s["plots"]) > 0
+    assert not re.search(r'(src|href)="(?!data:)', page)
+    assert '<td class="worse">worse</td>' in page and "cyclictest p99.9 us" in page
+    assert "guest timed out after 600 s" in page
+    assert '<tr class="failed">' in page
+    assert page.count("<tr><td class=\"left\">baseline</td>") == 2 * REPEATS * 2
 
 
 def test_text_hist():

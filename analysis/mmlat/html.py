@@ -1,0 +1,92 @@
+"""report.html: one self-contained file to open in a browser, from
+summary.json, report.txt and the PNGs the plots wrote: the headline table,
+the method, every plot inline (base64 PNG), every boot with its status
+and the cause of a failed one, then report.txt in full."""
+import base64
+import html
+import os
+
+from . import report
+
+STYLE = """
+body { font-family: sans-serif; max-width: 70em; margin: 1em auto; }
+table { border-collapse: collapse; margin: 0.5em 0; }
+th, td { border: 1px solid #bbb; padding: 0.15em 0.5em; text-align: right; }
+th.left, td.left { text-align: left; }
+tr.workload td { background: #eee; font-weight: bold; text-align: left; }
+td.worse { background: #f4c7c3; } td.better { background: #c8e6c9; }
+tr.failed td { background: #f4c7c3; }
+img { max-width: 100%; }
+pre { font-size: 85%; background: #f8f8f8; padding: 0.5em; overflow-x: auto; }
+"""
+
+
+def _cells(values, tag="td", cls=None):
+    attr = ' class="%s"' % cls if cls else ""
+    return "".join("<%s%s>%s</%s>" % (tag, attr, html.escape(str(v)), tag) for v in values)
+
+
+def headline_table(s):
+    """The headline of report.txt as a table: a row per primary endpoint,
+    grouped by workload, the verdict coloured."""
+    labels = report.short_labels(s)
+    rows = ["<tr>%s</tr>" % (_cells(["endpoint"], "th", "left") + _cells(
+        [labels["baseline"], labels["patched"], "delta", "%", "verdict",
+         "%d%% interval" % round(s["gate"]["conf"] * 100)], "th"))]
+    for w, ws in s["workloads"].items():
+        n = ws["n_cells"]
+        rows.append('<tr class="workload"><td colspan="7">%s (clean %d+%d, traced %d+%d '
+                    "boots)</td></tr>" % (html.escape(w), n["clean"]["baseline"],
+                                          n["clean"]["patched"], n["traced"]["baseline"],
+                                          n["traced"]["patched"]))
+        for c in report.comparisons_of(ws):
+            if not c.primary:
+                continue
+            e = c.spec
+            verdict = '<td class="%s">%s</td>' % (c.verdict, html.escape(c.verdict))
+            rows.append("<tr>%s%s%s%s</tr>" % (
+                _cells([report.headline_label(e)], cls="left"),
+                _cells([report.value_text(c.base_gmean, e, report.floored(c.base, e)),
+                        report.value_text(c.patched_gmean, e, report.floored(c.patched, e)),
+                        report.delta_text(c.delta, e), report.pct_text(c)]),
+                verdict, _cells([report.interval_text(c)])))
+    return "<table>%s</table>" % "\n".join(rows)
+
+
+def boots_table(s):
+    """Every boot of the run with its status; a failed one with its cause."""
+    rows = ["<tr>%s</tr>" % _cells(["variant", "workload", "boot", "repeat", "status",
+                                    "cause"], "th", "left")]
+    for b in sorted(s["boots"], key=lambda b: (b["status"] == "ok", b["variant"],
+                                                b["workload"], b["boot"], b["repeat"])):
+        rows.append('<tr%s>%s</tr>' % (' class="failed"' if b["status"] != "ok" else "",
+                                       _cells([b["variant"], b["workload"], b["boot"],
+                                               "r%d" % b["repeat"], b["status"],
+                                               b["cause"] or ""], cls="left")))
+    return "<table>%s</table>" % "\n".join(rows)
+
+
+def _png(out_dir, name):
+    with open(os.path.join(out_dir, name), "rb") as f:
+        return base64.b64encode(f.read()).decode("ascii")
+
+
+def render_html(s, txt, out_dir):
+    """The page, its plots read from out_dir (s["plots"])."""
+    title = "mmlat report: %s vs %s" % (s["baseline"], s["patched"])
+    failed = len(report.failed_boots(s))
+    parts = ["<!DOCTYPE html>", '<html><head><meta charset="utf-8">',
+             "<title>%s</title><style>%s</style></head><body>" % (html.escape(title), STYLE),
+             "<h1>%s</h1>" % html.escape(title),
+             "<h2>Primary endpoints</h2>", headline_table(s),
+             "<p>%s</p>" % html.escape(" ".join(report.method_lines(s)))]
+    parts.append("<h2>Plots</h2>")
+    for name in s["plots"]:
+        parts.append('<figure><img alt="%s" src="data:image/png;base64,%s">'
+                     "<figcaption>%s</figcaption></figure>"
+                     % (html.escape(name), _png(out_dir, name), html.escape(name)))
+    parts.append("<h2>Boots (%d, %d failed)</h2>" % (len(s["boots"]), failed))
+    parts.append(boots_table(s))
+    parts.append("<h2>report.txt</h2><pre>%s</pre>" % html.escape(txt))
+    parts.append("</body></html>")
+    return "\n".join(parts) + "\n"
