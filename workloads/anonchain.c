@@ -49,14 +49,20 @@ static void own_opt(const char *prog, int opt, const char *arg)
 	}
 }
 
-/* A write fault on each page copies it into this task's own anon_vma. */
-static void touch_share(char *region, size_t len)
+/*
+ * A write fault on each page copies it into this task's own anon_vma;
+ * count, if not NULL, gets one per page.
+ */
+static void touch_share(char *region, size_t len, volatile uint64_t *count)
 {
 	size_t step = TOUCH_STRIDE * (size_t)sysconf(_SC_PAGESIZE);
 	size_t off;
 
-	for (off = 0; off < len; off += step)
+	for (off = 0; off < len; off += step) {
 		region[off] = 1;
+		if (count)
+			(*count)++;
+	}
 }
 
 /*
@@ -81,14 +87,15 @@ static bool reap(pid_t kid)
  * region, then forks the next level and waits for it, except the one at
  * depth D, which forks leaves one after the other until told to stop.
  */
-static void chain_task(char *region, size_t len, uint64_t *respawns)
+static void chain_task(char *region, size_t len, uint64_t *respawns,
+		       volatile uint64_t *pages)
 {
 	int level = 1;
 	pid_t kid;
 
 	for (;;) {
 		prctl(PR_SET_PDEATHSIG, SIGTERM);
-		touch_share(region, len);
+		touch_share(region, len, NULL);
 		if (level == depth || mm_stop)
 			break;
 		kid = fork();
@@ -103,7 +110,7 @@ static void chain_task(char *region, size_t len, uint64_t *respawns)
 		if (kid < 0)
 			mm_die("fork (leaf)");
 		if (!kid) {
-			touch_share(region, len);
+			touch_share(region, len, pages);
 			_exit(0);
 		}
 		if (!reap(kid))
@@ -136,6 +143,7 @@ int main(int argc, char **argv)
 {
 	struct mm_opts o = { .own_opt = own_opt };
 	uint64_t *respawns, ops = 0;
+	uint64_t *pages;	/* written by the leaves, per chain */
 	int i, nr_chains, failed = 0;
 	pid_t *chains;
 	char *region;
@@ -145,6 +153,8 @@ int main(int argc, char **argv)
 	mm_parse(argc, argv, &o, "D:w:");
 	len = o.size_mib << 20;
 	respawns = mm_map_shared(width * sizeof(*respawns));
+	pages = mm_map_shared(width * sizeof(*pages));
+	mm_count_pages(pages, width);
 	chains = calloc(width, sizeof(*chains));
 	if (!chains)
 		mm_die("calloc");
@@ -164,7 +174,8 @@ int main(int argc, char **argv)
 		if (chains[nr_chains] < 0)
 			mm_die("fork");
 		if (!chains[nr_chains])
-			chain_task(region, len, &respawns[nr_chains]);
+			chain_task(region, len, &respawns[nr_chains],
+				   &pages[nr_chains]);
 	}
 	wait_for_stop();
 	kill(0, SIGTERM);
@@ -176,6 +187,7 @@ int main(int argc, char **argv)
 	if (failed)
 		mm_fail("a chain failed");
 	mm_report("anonchain", mm_now() - t0, ops, ops * len / TOUCH_STRIDE);
+	mm_report_pages(t0);
 	printf("depth=%d\nwidth=%d\nregion_mib=%zu\n", depth, width,
 	       o.size_mib);
 	return 0;

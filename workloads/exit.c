@@ -11,6 +11,7 @@
 int main(int argc, char **argv)
 {
 	struct mm_opts o = { 0 };
+	volatile uint64_t *pages;	/* faulted in by the children */
 	uint64_t ops = 0;
 	int running = 0, st;
 	size_t len;
@@ -20,6 +21,8 @@ int main(int argc, char **argv)
 	if (!o.nr)
 		o.nr = 2;
 	len = o.size_mib << 20;
+	pages = mm_map_shared(sizeof(*pages));
+	mm_count_pages(pages, 1);
 	mm_setup(&o);
 	t0 = mm_now();
 	while (!mm_stop || running) {
@@ -29,7 +32,7 @@ int main(int argc, char **argv)
 			if (pid < 0)
 				mm_die("fork");
 			if (!pid) {
-				mm_touch(mm_map_anon(len), len);
+				mm_touch_count(mm_map_anon(len), len, pages);
 				_exit(0);
 			}
 			running++;
@@ -44,6 +47,7 @@ int main(int argc, char **argv)
 		ops++;
 	}
 	mm_report("exit", mm_now() - t0, ops, ops * len);
+	mm_report_pages(t0);
 	printf("processes=%d\nregion_mib=%zu\n", o.nr, o.size_mib);
 	return 0;
 }

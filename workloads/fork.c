@@ -28,7 +28,9 @@ static char *map_file(const char *dir, size_t len, int flags)
 int main(int argc, char **argv)
 {
 	struct mm_opts o = { 0 };
+	volatile uint64_t pages = 0;	/* copied by completed forks */
 	uint64_t ops = 0;
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
 	size_t len;
 	double t0;
 	int st;
@@ -39,6 +41,7 @@ int main(int argc, char **argv)
 	mm_touch(mm_map_anon(len / 2), len / 2);
 	mm_touch(map_file(o.dir, len / 4, MAP_PRIVATE), len / 4);
 	mm_touch(map_file(o.dir, len / 4, MAP_SHARED), len / 4);
+	mm_count_pages(&pages, 1);
 	mm_setup(&o);
 	t0 = mm_now();
 	while (!mm_stop) {
@@ -48,11 +51,14 @@ int main(int argc, char **argv)
 			mm_die("fork");
 		if (!pid)
 			_exit(0);
+		/* one fork copies the page tables of the whole region */
+		pages += len / pg;
 		while (waitpid(pid, &st, 0) < 0)
 			;
 		ops++;
 	}
 	mm_report("fork", mm_now() - t0, ops, ops * len);
+	mm_report_pages(t0);
 	printf("region_mib=%zu\n", o.size_mib);
 	return 0;
 }

@@ -24,6 +24,8 @@
 
 static sigjmp_buf bus_env;
 static uint64_t ops;
+/* pages faulted into a mapping (then zapped by the truncate) */
+static volatile uint64_t pages;
 
 /* A fault while the file is truncated to 0 is expected: retry it. */
 static void on_sigbus(int sig)
@@ -72,10 +74,12 @@ static bool refault(char **maps, int n, size_t len)
 	size_t off;
 	int i;
 
-	mm_touch(maps[0], len);
+	mm_touch_count(maps[0], len, &pages);
 	for (i = 1; i < n && !mm_stop; i++)
-		for (off = 0; off < len; off += pg)
+		for (off = 0; off < len; off += pg) {
 			sink = ((volatile char *)maps[i])[off];
+			pages++;
+		}
 	(void)sink;
 	return !mm_stop;
 }
@@ -116,6 +120,7 @@ int main(int argc, char **argv)
 			mm_die("mmap");
 	}
 	signal(SIGBUS, on_sigbus);
+	mm_count_pages(&pages, 1);
 	t0 = mm_now();
 	while (!mm_stop) {
 		if (sigsetjmp(bus_env, 1))
@@ -129,6 +134,7 @@ int main(int argc, char **argv)
 	kill(kid, SIGTERM);
 	waitpid(kid, NULL, 0);
 	mm_report("imap", mm_now() - t0, ops, ops * o.nr * len);
+	mm_report_pages(t0);
 	printf("n=%d\nremaps=%llu\nregion_mib=%zu\n", o.nr,
 	       (unsigned long long)*remaps, o.size_mib);
 	return 0;

@@ -2,6 +2,10 @@
 /*
  * mixed driver: runs the four other drivers at once (they live next to this
  * binary) and sums their ops, so all mm paths load the guest together.
+ * With a seed (-S N), part i gets the seed 4N + i, so that the parts' start
+ * delays and layouts differ.  pages and pages_per_s are the sums of the
+ * parts' (a sum of rates over each part's own time to its stop), pages_s
+ * the parts' longest.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -20,9 +24,10 @@ static const char * const parts[] = { "munmap", "exit", "truncate", "fork" };
 int main(int argc, char **argv)
 {
 	struct mm_opts o = { 0 };
-	char self[4096], bin[4200], dur[32], size[32], line[256];
+	char self[4096], bin[4200], dur[32], size[32], line[256], seed[32];
 	unsigned long long part_ops[NR_PARTS] = { 0 }, v;
-	uint64_t ops = 0, bytes = 0;
+	uint64_t ops = 0, bytes = 0, pages = 0;
+	double pages_s = 0, pages_per_s = 0, d;
 	FILE *out[NR_PARTS];
 	pid_t pid[NR_PARTS];
 	ssize_t n;
@@ -51,7 +56,10 @@ int main(int argc, char **argv)
 		if (!pid[i]) {
 			dup2(fds[1], 1);
 			close(fds[0]);
-			execl(bin, bin, "-d", dur, "-s", size, (char *)NULL);
+			snprintf(seed, sizeof(seed), "%lu",
+				 o.seed ? o.seed * NR_PARTS + i : 0);
+			execl(bin, bin, "-d", dur, "-s", size, "-S", seed,
+			      (char *)NULL);
 			mm_die(bin);
 		}
 		close(fds[1]);
@@ -71,6 +79,13 @@ int main(int argc, char **argv)
 				part_ops[i] = v;
 			else if (sscanf(line, "bytes=%llu", &v) == 1)
 				bytes += v;
+			else if (sscanf(line, "pages=%llu", &v) == 1)
+				pages += v;
+			else if (sscanf(line, "pages_per_s=%lf", &d) == 1)
+				pages_per_s += d;
+			else if (sscanf(line, "pages_s=%lf", &d) == 1 &&
+				 d > pages_s)
+				pages_s = d;
 		}
 		/* Pass an early stop on to the parts still running. */
 		if (mm_stop)
@@ -88,6 +103,8 @@ int main(int argc, char **argv)
 	if (failed)
 		return 1;
 	mm_report("mixed", mm_now() - t0, ops, bytes);
+	printf("pages=%llu\npages_s=%.6f\npages_per_s=%.3f\n",
+	       (unsigned long long)pages, pages_s, pages_per_s);
 	for (i = 0; i < NR_PARTS; i++)
 		printf("%s_ops=%llu\n", parts[i], part_ops[i]);
 	printf("region_mib=%zu\n", o.size_mib);

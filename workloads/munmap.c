@@ -20,6 +20,7 @@ struct worker {
 	int cpu;
 	size_t len;
 	uint64_t ops, small_ops, bytes;
+	volatile uint64_t *pages;	/* mapped, touched and unmapped */
 };
 
 static void *run(void *arg)
@@ -36,7 +37,7 @@ static void *run(void *arg)
 	while (!mm_stop) {
 		char *p = mm_map_anon(w->len);
 
-		mm_touch(p, w->len);
+		mm_touch_count(p, w->len, w->pages);
 		if (munmap(p, w->len))
 			mm_die("munmap");
 		w->ops++;
@@ -44,6 +45,7 @@ static void *run(void *arg)
 		for (i = 0; i < NR_SMALL; i++) {
 			small[i] = mm_map_anon(pg);
 			small[i][0] = 1;
+			(*w->pages)++;
 		}
 		for (i = 0; i < NR_SMALL; i++)
 			if (munmap(small[i], pg))
@@ -58,6 +60,7 @@ int main(int argc, char **argv)
 	struct mm_opts o = { 0 };
 	uint64_t ops = 0, small_ops = 0, bytes = 0;
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	volatile uint64_t *pages;
 	struct worker *w;
 	double t0;
 	int i;
@@ -66,13 +69,16 @@ int main(int argc, char **argv)
 	if (!o.nr)
 		o.nr = ncpu > 1 ? ncpu : 2;
 	w = calloc(o.nr, sizeof(*w));
-	if (!w)
+	pages = calloc(o.nr, sizeof(*pages));
+	if (!w || !pages)
 		mm_die("calloc");
+	mm_count_pages(pages, o.nr);
 	mm_setup(&o);
 	t0 = mm_now();
 	for (i = 0; i < o.nr; i++) {
 		w[i].cpu = i % ncpu;
 		w[i].len = o.size_mib << 20;
+		w[i].pages = &pages[i];
 		if (pthread_create(&w[i].tid, NULL, run, &w[i]))
 			mm_die("pthread_create");
 	}
@@ -83,6 +89,7 @@ int main(int argc, char **argv)
 		bytes += w[i].bytes;
 	}
 	mm_report("munmap", mm_now() - t0, ops, bytes);
+	mm_report_pages(t0);
 	printf("threads=%d\nregion_mib=%zu\nsmall_ops=%llu\n", o.nr,
 	       o.size_mib, (unsigned long long)small_ops);
 	return 0;

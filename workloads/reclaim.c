@@ -94,6 +94,12 @@ struct counters {
 	uint64_t leader_majflt, leader_minflt;
 	double fill_s;			/* the file's first population */
 	uint64_t reader_passes[MAX_READERS];
+	/*
+	 * Pages read, counted as read: [0] the leader's, a page through one
+	 * mapping each, after the file's first population; [1 + i] reader
+	 * i's.  The driver's fine-grained work (pages=).
+	 */
+	uint64_t pages[1 + MAX_READERS];
 };
 
 static int nr_readers = 4;
@@ -268,8 +274,11 @@ static void check_swap(void)
 		mm_fail("no swap is active (/proc/swaps): the guest runner sets up zram swap for this workload");
 }
 
-/* Read one byte of every page; false if told to stop before the end. */
-static bool read_pages(const char *p, size_t len)
+/*
+ * Read one byte of every page, adding one to *count per page; false if
+ * told to stop before the end.
+ */
+static bool read_pages(const char *p, size_t len, volatile uint64_t *count)
 {
 	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
 	volatile char sink;
@@ -279,27 +288,32 @@ static bool read_pages(const char *p, size_t len)
 		if (mm_stop)
 			return false;
 		sink = ((const volatile char *)p)[off];
+		(*count)++;
 	}
 	(void)sink;
 	return true;
 }
 
-static void reader_loop(const char *anon, size_t len, uint64_t *passes)
+static void reader_loop(const char *anon, size_t len, uint64_t *passes,
+			volatile uint64_t *pages)
 {
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
-	while (read_pages(anon, len))
+	while (read_pages(anon, len, pages))
 		(*passes)++;
 	_exit(0);
 }
 
 /* Read the page at off through all n mappings, in mapping order. */
-static void read_page_everywhere(char **maps, int n, size_t off)
+static void read_page_everywhere(char **maps, int n, size_t off,
+				 volatile uint64_t *count)
 {
 	volatile char sink;
 	int i;
 
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		sink = ((const volatile char *)maps[i])[off];
+		(*count)++;
+	}
 	(void)sink;
 }
 
@@ -330,7 +344,7 @@ static size_t bring_back(char **maps, int n, size_t file_len,
 			continue;
 		if (mm_stop)
 			break;
-		read_page_everywhere(maps, n, i * pg);
+		read_page_everywhere(maps, n, i * pg, &c->pages[0]);
 		back++;
 	}
 	c->file_pages_back += back;
@@ -405,9 +419,11 @@ static void run_leader(const char *cgroup, const struct mm_opts *o,
 		if (readers[i] < 0)
 			mm_die("fork");
 		if (!readers[i])
-			reader_loop(anon, anon_len, &c->reader_passes[i]);
+			reader_loop(anon, anon_len, &c->reader_passes[i],
+				    &c->pages[1 + i]);
 	}
 	c->file_pages_back = 0;
+	c->pages[0] = 0;
 	getrusage(RUSAGE_SELF, &ru0);
 	while (!mm_stop) {
 		if (leader_pass(maps, o->nr, file_len, vec, c))
@@ -492,6 +508,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	read_stat("/proc/vmstat", vmstat0);
+	mm_count_pages(c->pages, 1 + nr_readers);
 	mm_setup(&o);
 	t0 = mm_now();
 	leader = fork();
@@ -517,6 +534,7 @@ int main(int argc, char **argv)
 	ops = c->leader_passes + reader_passes;
 	mm_report("reclaim", secs, ops,
 		  c->leader_bytes + reader_passes * anon_len);
+	mm_report_pages(t0);
 	printf("k=%d\nn=%d\nregion_mib=%zu\nanon_mib=%zu\nfile_mib=%zu\nmemory_max=%zu\n",
 	       nr_readers, o.nr, o.size_mib, anon_len >> 20, file_mib, limit);
 	printf("leader_passes=%llu\nreader_passes=%llu\n",

@@ -27,6 +27,7 @@ static void on_sigbus(int sig)
 int main(int argc, char **argv)
 {
 	struct mm_opts o = { 0 };
+	volatile uint64_t pages = 0;	/* written, then truncated */
 	uint64_t ops = 0;
 	pid_t *kids;
 	size_t len;
@@ -59,9 +60,10 @@ int main(int argc, char **argv)
 			_exit(0);
 		}
 	}
+	mm_count_pages(&pages, 1);
 	t0 = mm_now();
 	while (!mm_stop) {
-		mm_touch(p, len);
+		mm_touch_count(p, len, &pages);
 		if (ftruncate(fd, 0) || ftruncate(fd, len))
 			mm_die("ftruncate");
 		ops++;
@@ -71,6 +73,7 @@ int main(int argc, char **argv)
 		waitpid(kids[i], NULL, 0);
 	}
 	mm_report("truncate", mm_now() - t0, ops, ops * len);
+	mm_report_pages(t0);
 	printf("processes=%d\nregion_mib=%zu\n", o.nr, o.size_mib);
 	return 0;
 }

@@ -190,3 +190,82 @@ def test_reclaim_bad_options_are_errors_before_the_cgroup(bindir, tmp_path, args
     proc = run_reclaim(bindir, "-g", str(tmp_path), *args)
     assert proc.returncode != 0 and message in proc.stderr, proc.stderr
     assert "cgroup" not in proc.stderr
+
+
+# ---------------------------------------------------------------- seed (-S)
+SEED_KEYS = ("seed", "start_delay_us", "layout_pad_pages")
+
+
+def run_driver(bindir, name, *args, duration="1"):
+    proc = subprocess.run([str(bindir / f"mmlat-{name}"), "-d", duration, *args],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    return keyvals(proc.stdout)
+
+
+@pytest.mark.parametrize("name", ["fork", "truncate"])
+def test_same_seed_same_phase_and_layout_other_seeds_differ(bindir, name):
+    runs = {s: run_driver(bindir, name, "-s", "1", "-S", str(s)) for s in (1, 2, 3)}
+    again = run_driver(bindir, name, "-s", "1", "-S", "2")
+    assert all(again[k] == runs[2][k] for k in SEED_KEYS)
+    delays = {int(r["start_delay_us"]) for r in runs.values()}
+    pads = {int(r["layout_pad_pages"]) for r in runs.values()}
+    assert len(delays) == 3 and len(pads) == 3
+    assert all(0 <= d < 10000 for d in delays) and all(1 <= p <= 512 for p in pads)
+
+
+def test_no_seed_varies_nothing(bindir):
+    kv = run_driver(bindir, "fork", "-s", "1")
+    assert (kv["seed"], kv["start_delay_us"], kv["layout_pad_pages"], kv["layout_base"]) == \
+        ("0", "0", "0", "0")
+
+
+def test_seed_pads_the_layout_before_the_drivers_mappings(bindir):
+    proc = subprocess.Popen([str(bindir / "mmlat-imap"), "-d", "2", "-s", "1", "-n", "3",
+                             "-S", "7"], stdout=subprocess.PIPE, text=True)
+    time.sleep(0.7)
+    maps = Path(f"/proc/{proc.pid}/maps").read_text().splitlines()
+    out, _ = proc.communicate(timeout=30)
+    kv = keyvals(out)
+    base, pages = int(kv["layout_base"], 16), int(kv["layout_pad_pages"])
+    pad = [l for l in maps if l.startswith("%x-" % base)]
+    assert len(pad) == 1
+    start, end = (int(x, 16) for x in pad[0].split()[0].split("-"))
+    assert end - start == pages * 4096 and pad[0].split()[1] == "---p"
+    # the driver's file mappings come after the padding, below it
+    files = [int(l.split("-")[0], 16) for l in maps if "/mmlat-imap." in l]
+    assert len(files) == 3 and all(a < base for a in files)
+
+
+def test_bad_seed_is_an_error(bindir):
+    proc = subprocess.run([str(bindir / "mmlat-fork"), "-S", "-1"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2 and "invalid seed '-1'" in proc.stderr
+
+
+# ------------------------------------------------- fine-grained work (pages)
+@pytest.mark.parametrize("name", DRIVERS + ["imap"])
+def test_driver_counts_pages_up_to_the_stop(bindir, name):
+    args = ["-s", "1", "-n", "4"] if name == "imap" else ["-s", "8"]
+    kv = run_driver(bindir, name, *args, "-S", "1")
+    pages, secs = int(kv["pages"]), float(kv["pages_s"])
+    assert pages > 0
+    # the stop ends the count; ops and duration_s include the operation
+    # in flight, finished after it
+    assert 0.9 <= secs <= float(kv["duration_s"]) + 0.001
+    # mixed sums its parts' rates, each over the part's own time
+    tol = 0.02 if name == "mixed" else 0.001
+    assert abs(float(kv["pages_per_s"]) - pages / secs) <= tol * pages / secs + 0.001
+
+
+@pytest.mark.parametrize("name, per_op", [
+    ("truncate", 8 << 8),        # the parent writes the file's pages, then truncates
+    ("fork", 8 << 8),            # a fork copies the region's page tables
+])
+def test_pages_count_the_operation_in_flight_in_part(bindir, name, per_op):
+    for seed in (1, 2, 3):
+        kv = run_driver(bindir, name, "-s", "8", "-S", str(seed))
+        ops, pages = int(kv["ops"]), int(kv["pages"])
+        # ops counts the operation in flight at the stop whole, pages
+        # only its part done by then
+        assert (ops - 1) * per_op <= pages <= ops * per_op, kv
