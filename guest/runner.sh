@@ -10,7 +10,7 @@
 # runner's own; the host checks them against bench/workloads.conf; absent
 # for a plain workload), duration (s), size_mib (workload region), trace
 # (full|max|windows|none), calib (e.g. "preempt/irq:200/1000x3,ptl:50", see
-# calib_windows), seed.
+# calib_windows), seed (the repeat index: see seed_offset).
 set -eu
 
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin
@@ -201,6 +201,20 @@ param_options() {
 	done
 }
 
+# The seed varies per boot what a code change varies anyway (icount boots
+# of one kernel are otherwise nearly identical): here, when cyclictest and
+# the workload start after boot, by 0 to OFFSET_MAX_MS - 1 ms (against the
+# kernel's periodic work: vmstat, RCU, writeback timers); our drivers get
+# it as -S and vary their start against cyclictest's period and their
+# memory layout (workloads/common.h). Seed 0 varies nothing.
+OFFSET_MAX_MS=1000
+seed_offset() {
+	offset_ms=0
+	[ "$seed" = 0 ] || offset_ms=$(( (seed * 2654435761) % OFFSET_MAX_MS ))
+	echo "start_offset_ms=$offset_ms" >> $OUT/job.env
+	[ "$offset_ms" = 0 ] || sleep "$(printf '%d.%03d' $((offset_ms / 1000)) $((offset_ms % 1000)))"
+}
+
 start_workload() {
 	workload_pid=
 	case $workload in
@@ -211,7 +225,7 @@ start_workload() {
 	idle) ;;
 	munmap|exit|truncate|fork|mixed|imap|reclaim|anonchain)
 		# shellcheck disable=SC2086
-		/bin/mmlat-$workload -d "$duration" -s "$size_mib" $param_opts \
+		/bin/mmlat-$workload -d "$duration" -s "$size_mib" -S "$seed" $param_opts \
 			> $OUT/workload.txt 2> $OUT/workload.err &
 		workload_pid=$!
 		;;
@@ -329,14 +343,15 @@ main() {
 	mkdir -p $OUT
 	echo "0" > /proc/sys/kernel/printk_ratelimit 2>/dev/null || true
 	[ "$workload" = probe ] && { echo ok > $OUT/status; ship; trap - EXIT; say done; reboot -f; }
-	printf 'workload=%s\nduration=%s\ntrace=%s\ncalib=%s\nncpu=%s\n' \
-		"$workload" "$duration" "$trace" "$calib" "$ncpu" > $OUT/job.env
+	printf 'workload=%s\nduration=%s\ntrace=%s\ncalib=%s\nncpu=%s\nseed=%s\n' \
+		"$workload" "$duration" "$trace" "$calib" "$ncpu" "$seed" > $OUT/job.env
 	[ -z "$params" ] || echo "params=$params" >> $OUT/job.env
 	prepare_workload
 	load_calibration
 	arm_windows
 	uname -a > $OUT/uname.txt
 	cat /proc/cmdline > $OUT/cmdline.txt
+	seed_offset
 
 	# cyclictest runs until told to stop, and tracing covers only the time
 	# it measures: its own mlockall() at start and munlockall() at exit are
