@@ -219,6 +219,14 @@ def workload_throughput(recs):
     return total if seen else None
 
 
+def workload_pages_rate(recs):
+    """Sum pages_per_s over records: the drivers' work in pages counted up
+    to the stop (results/README.md, workload.txt); None for output from
+    before the drivers printed it, or from stress-ng."""
+    v = [r["pages_per_s"] for r in recs if isinstance(r.get("pages_per_s"), (int, float))]
+    return sum(v) if v else None
+
+
 def parse_calib(path_or_text, is_text=False):
     """guest/calib.txt: one injected window a line, `type=preempt ns=N cpu=C`."""
     text = _read(path_or_text, is_text)

@@ -153,6 +153,19 @@ def test_workload_real_drivers():
     assert len(m) == 1 and m[0]["fork_ops"] == 288 and m[0]["ops_per_s"] == 350.498
 
 
+def test_workload_pages_rate():
+    text = ("workload=truncate\nduration_s=5.928\nops=7\nbytes=117440512\nops_per_s=1.181\n"
+            "seed=3\nstart_delay_us=1561\nlayout_pad_pages=494\nlayout_base=0x7f83acf2d000\n"
+            "pages=25347\npages_s=5.000412\npages_per_s=5069.982\nprocesses=2\n")
+    r = parse.parse_workload(text, is_text=True)
+    assert len(r) == 1 and r[0]["pages"] == 25347 and r[0]["seed"] == 3
+    assert parse.workload_pages_rate(r) == 5069.982
+    assert parse.workload_throughput(r) == 1.181
+    # drivers from before the fine count, and stress-ng, have none
+    assert parse.workload_pages_rate(parse.parse_workload(fx("workload-munmap.txt"))) is None
+    assert parse.workload_pages_rate([]) is None
+
+
 def test_stressng_yaml_real():
     m = parse.parse_stressng_yaml(fx("stress-ng.yaml"))
     assert [x["stressor"] for x in m] == ["mmap", "fork"]
