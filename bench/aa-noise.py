@@ -1,0 +1,109 @@
+#!/usr/bin/python3
+"""Between-boot noise of an A/A run: for every workload of one variant, the
+coefficient of variation (sample sd / mean) over its ok boots of the
+primary endpoints' per-boot values: cyclictest p99.9 and max and
+throughput (ops/s and pages/s) from the clean boots, the longest
+preempt-off window per class from the traced boots; and the sd of their
+logarithms, what a test on the log scale sees.
+
+    PYTHONPATH=analysis /usr/bin/python3 bench/aa-noise.py RUN_DIR [VARIANT] [--json OUT]
+
+Prints a markdown table.  A class is shown when at least half the traced
+boots have a window of it."""
+import argparse
+import json
+import math
+import sys
+
+import numpy as np
+
+from mmlat import load, parse, stats
+
+TRACER = "preemptoff"
+
+
+def cv(values):
+    a = np.asarray([v for v in values if v is not None], dtype=float)
+    if a.size < 2 or a.mean() == 0:
+        return None
+    out = {"n": int(a.size), "mean": float(a.mean()), "cv": float(a.std(ddof=1) / a.mean()),
+           "distinct": int(np.unique(a).size), "min": float(a.min()), "max": float(a.max())}
+    if (a > 0).all():
+        out["sd_log"] = float(np.log(a).std(ddof=1))
+    return out
+
+
+def workload_noise(run, variant, w):
+    clean = load.ok_cells(run, variant, w, "clean")
+    traced = load.ok_cells(run, variant, w, "traced")
+    lat = [stats.summarize_hist(c["lat_hist"]) for c in clean]
+    rows = {
+        "cyclictest p99.9": cv([s["p99.9"] for s in lat]),
+        "cyclictest max": cv([s["max"] for s in lat]),
+        "ops/s": cv([c["ops_per_s"] for c in clean]),
+        "pages/s": cv([parse.workload_pages_rate(c["workload_recs"]) for c in clean]),
+    }
+    by_class = [c["windows"][TRACER]["by_class"] for c in traced]
+    classes = sorted({k for b in by_class for k in b})
+    rows["window max, all classes"] = cv([max((max(h) for h in b.values() if h), default=None)
+                                          for b in by_class])
+    for cls in classes:
+        vals = [max(b[cls]) for b in by_class if b.get(cls)]
+        if 2 * len(vals) >= len(by_class):
+            rows["window max, " + cls] = cv(vals)
+    return {"clean_boots": len(clean), "traced_boots": len(traced),
+            "endpoints": {k: v for k, v in rows.items() if v is not None}}
+
+
+def load_readable(run_dir):
+    """load.load_run, but a boot this analysis cannot read (an older window
+    module's format) is left out and named on stderr: an older run's clean
+    boots still give the before figures."""
+    import os
+    run = {"dir": run_dir, "cells": []}
+    cdir = os.path.join(run_dir, "cells")
+    for v in sorted(os.listdir(cdir)):
+        for w in sorted(os.listdir(os.path.join(cdir, v))):
+            for boot in load.BOOTS:
+                bd = os.path.join(cdir, v, w, boot)
+                if w == load.CALIB_CELL or not os.path.isdir(bd):
+                    continue
+                for rep, path in load._repeat_dirs(bd):
+                    try:
+                        run["cells"].append(load.load_cell(run_dir, v, w, boot, rep, path))
+                    except load.UnreadableRun as e:
+                        print("skipped: %s" % e, file=sys.stderr)
+    return run
+
+
+def fmt(x, pct=True):
+    if x is None:
+        return "-"
+    return "%.1f %%" % (100 * x) if pct else "%.3g" % x
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("run")
+    ap.add_argument("variant", nargs="?", default="baseline")
+    ap.add_argument("--json")
+    a = ap.parse_args()
+    run = load_readable(a.run)
+    out = {"run": a.run, "variant": a.variant, "workloads": {}}
+    print("| workload | endpoint | boots | mean | CV | sd(ln) | distinct values |")
+    print("|---|---|---|---|---|---|---|")
+    for w in load.workloads(run):
+        n = workload_noise(run, a.variant, w)
+        out["workloads"][w] = n
+        for name, e in n["endpoints"].items():
+            print("| %s | %s | %d | %.4g | %s | %s | %d |" % (
+                w, name, e["n"], e["mean"], fmt(e["cv"]),
+                fmt(e.get("sd_log"), pct=False), e["distinct"]))
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(out, f, indent=1, sort_keys=True)
+            f.write("\n")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
