@@ -254,10 +254,13 @@ def comparisons(w, by_boot, n_resamples, conf, seed):
     """Every endpoint of workload w (endpoints.py), primary ones first,
     compared boot by boot between the sides; verdicts come later, over the
     whole report (endpoints.decide)."""
-    return [endpoints.compare(w, e, is_primary, *by_boot[e.boot], n_resamples, conf, seed)
-            for is_primary, group in ((True, endpoints.primary(w)),
-                                      (False, endpoints.exploratory(w)))
-            for e in group]
+    out = [endpoints.compare(w, e, is_primary, *by_boot[e.boot], n_resamples, conf, seed)
+           for is_primary, group in ((True, endpoints.primary(w)),
+                                     (False, endpoints.exploratory(w)))
+           for e in group]
+    # an endpoint the run did not measure on either side (TRACE=none has
+    # no windows) is no test: not shown, not in the family
+    return [c for c in out if c.base or c.patched]
 
 
 def build(run, baseline=None, patched=None, n_resamples=2000, conf=0.95, seed=1):
@@ -446,21 +449,25 @@ def pct_text(c):
     return "%+.*f" % (0 if abs(c.delta_pct) >= 1000 else 1, c.delta_pct)
 
 
-# The headline's row: endpoint, baseline, patched, delta, %, verdict, and
-# the interval last, as wide as it needs (80 columns with 16).
-HEAD_ROW = "  %-20s %8s %8s %8s %6s %-7s %s"
-HEAD_LABEL = {"latency": "cyclictest %s us", "window": "%s max us", "throughput": "ops/s"}
+# A comparison's row, in the headline and the detailed tables: endpoint,
+# baseline, patched, delta, %, verdict, and the interval last, as wide as
+# it needs (80 columns with 16).
+ROW = "  %-20s %8s %8s %8s %6s %-7s %s"
 
 
 def headline_label(e):
-    return HEAD_LABEL[e.kind] % e.of if "%" in HEAD_LABEL[e.kind] else HEAD_LABEL[e.kind]
+    """An endpoint with its unit, as the headline names it."""
+    return {"latency": "cyclictest %s us" % e.of, "window": "%s max us" % e.of,
+            "hold": "%s hold max us" % e.of, "throughput": "ops/s"}[e.kind]
 
 
-def comparison_row(c, label, row=HEAD_ROW):
+def comparison_row(c, label):
     e = c.spec
-    return row % (label, value_text(c.base_gmean, e, floored(c.base, e)),
-                  value_text(c.patched_gmean, e, floored(c.patched, e)),
-                  delta_text(c.delta, e), pct_text(c), c.verdict or "", interval_text(c))
+    below = floored(c.base, e), floored(c.patched, e)
+    return ROW % (label, value_text(c.base_gmean, e, below[0]),
+                  value_text(c.patched_gmean, e, below[1]),
+                  "-" if all(below) else delta_text(c.delta, e), pct_text(c), c.verdict,
+                  interval_text(c))
 
 
 def headline(s):
@@ -472,7 +479,7 @@ def headline(s):
     g = s["gate"]
     L = ["%s vs %s: primary endpoints, per boot (geometric mean over boots)"
          % (labels["baseline"], labels["patched"]),
-         HEAD_ROW % ("", labels["baseline"][:8], labels["patched"][:8], "delta", "%",
+         ROW % ("", labels["baseline"][:8], labels["patched"][:8], "delta", "%",
                      "verdict", "%d%% interval" % round(g["conf"] * 100))]
     for w, ws in s["workloads"].items():
         n = ws["n_cells"]
@@ -488,13 +495,13 @@ def _overhead(s):
     compared variant (calibration boots), or why there is none."""
     c = s["calibration"]
     if not c["checked"]:
-        return "windows not calibrated"
+        return "not calibrated"
     bs = []
     for v in c["variants"]:
         fits = [f["preempt"]["b_us"] for f in c["fits"][v].values()
                 if f.get("preempt", {}).get("b_us") is not None]
         bs.append("-" if not fits else "%.1f" % max(fits))
-    return "window overhead b %s us (%s)%s" % (
+    return "calibrated overhead b %s us a window (%s)%s" % (
         "/".join(bs), "/".join(c["variants"]), "" if c["ok"] else " FAILED")
 
 
@@ -514,28 +521,23 @@ def method_lines(s):
     return textwrap.wrap(text, 80, break_on_hyphens=False)
 
 
-# The detailed per-boot table's row: endpoint, then as HEAD_ROW.
-DETAIL_ROW = "  %-20s %8s %8s %8s %6s %-7s %s"
-
-
 def detail_label(e):
-    if e.kind == "latency":
-        return e.of
-    return {"window": "%s max", "hold": "%s hold max", "throughput": "ops/s"}[e.kind].replace(
-        "%s", e.of)
+    """An endpoint in a table whose heading names the unit."""
+    return {"latency": e.of, "window": "%s max" % e.of, "hold": "%s hold max" % e.of,
+            "throughput": "ops/s"}[e.kind]
 
 
 def per_boot_table(ws, labels, kinds, heading):
     """The comparisons of endpoints of the given kinds: primary with their
     verdict, exploratory with an interval only."""
     order = list(endpoints.ENDPOINTS)
-    rows = sorted((c for c in comparisons_of(ws) if c.spec.kind in kinds and (c.base or c.patched)),
+    rows = sorted((c for c in comparisons_of(ws) if c.spec.kind in kinds),
                   key=lambda c: order.index(c.endpoint))
     if not rows:
         return []
-    return [heading, DETAIL_ROW % ("", labels["baseline"][:8], labels["patched"][:8],
-                                   "delta", "%", "verdict", "interval")] + [
-        comparison_row(c, detail_label(c.spec), DETAIL_ROW) for c in rows]
+    return [heading, ROW % ("", labels["baseline"][:8], labels["patched"][:8],
+                            "delta", "%", "verdict", "interval")] + [
+        comparison_row(c, detail_label(c.spec)) for c in rows]
 
 
 def _rate(v):

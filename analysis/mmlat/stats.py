@@ -135,11 +135,13 @@ def welch_log(base, patched):
         return np.full(shape, np.nan), np.full(shape, np.nan)
     vb, vp = lb.var(axis=-1, ddof=1) / nb, lp.var(axis=-1, ddof=1) / npch
     se2 = vb + vp
+    # equal values exactly, not a variance that rounding left above zero
+    varies = (np.ptp(lb, axis=-1) > 0) | (np.ptp(lp, axis=-1) > 0)
     with np.errstate(divide="ignore", invalid="ignore"):
         t = (lp.mean(axis=-1) - lb.mean(axis=-1)) / np.sqrt(se2)
         df = se2 ** 2 / (vb ** 2 / (nb - 1) + vp ** 2 / (npch - 1))
-    t = np.where(se2 > 0, t, np.nan)
-    return np.where(se2 > 0, t_two_sided_p(np.nan_to_num(t), np.nan_to_num(df, nan=1.0)),
+    t = np.where(varies, t, np.nan)
+    return np.where(varies, t_two_sided_p(np.nan_to_num(t), np.nan_to_num(df, nan=1.0)),
                     np.nan), t
 
 

@@ -155,6 +155,13 @@ def test_report_cli(worse_run, capsys):
     assert "patched/fork/traced/r%d: guest timed out after 600 s" % REPEATS in txt
     assert "== munmap" in txt and "== fork" in txt
     assert re.search(r"^  cyclictest p99\.9 us .* worse ", txt, re.M)
+    # the headline first, intervals in the unit's precision, never None
+    assert txt.startswith("baseline vs patched: primary endpoints")
+    assert re.search(r"^  cyclictest max us .* \[[+-]\d+, [+-]\d+\]$", txt, re.M)
+    # every fake boot has the same windows: no spread, no test, no [x, x]
+    assert re.search(r"^  pte-lock-zap max us +1000\.1 +500\.1 +-500\.0 +-50\.0 n/a +-$",
+                     txt, re.M)
+    assert "None" not in txt
     assert "pte-lock-zap" in txt and "1000.1" in txt and "500.1" in txt
     assert "200 resamples" in " ".join(txt.split())
     s = json.load(open(os.path.join(worse_run, "report", "summary.json")))
@@ -230,7 +237,10 @@ def test_trace_none_run_has_latency_only(tmp_path):
     assert "traced/clean" not in txt and "windows (us)" not in txt
     assert "critical sections" not in txt and "hold time" not in txt
     assert "cyclictest latency (us), throughput (ops/s), clean boots" in txt
-
+    # no windows measured: none in the headline nor in the family
+    assert {endpoints.ENDPOINTS[c["endpoint"]].boot for c in ws["comparisons"]} == {"clean"}
+    assert s["gate"]["family"] == 2 * len(endpoints.LATENCY_AND_OPS)
+    assert "None" not in txt
 
 def test_summary_cli(worse_run, capsys):
     assert main(["summary", worse_run]) == 0
@@ -297,6 +307,21 @@ def test_html_is_one_self_contained_file(worse_run):
     assert "guest timed out after 600 s" in page
     assert '<tr class="failed">' in page
     assert page.count("<tr><td class=\"left\">baseline</td>") == 2 * REPEATS * 2
+
+
+def test_figures_in_the_units_precision():
+    window = endpoints.Comparison("w", "pte-lock-zap window", True, [400.0, 410.0],
+                                  [300.0, 305.0], p=0.01, t=-9.0, lo=-107.25, hi=-95.0)
+    assert report.interval_text(window) == "[-107.2, -95.0]"
+    assert report.comparison_row(window, "zap").split()[1:5] == [
+        "405.0", "302.5", "-102.5", "-25.3"]
+    latency = endpoints.Comparison("w", "cyclictest max", True, [80.0, 82.0], [81.0, 81.0],
+                                   p=0.9, t=0.1, lo=-1.4, hi=1.2)
+    assert report.interval_text(latency) == "[-1, +1]"
+    # a side without a window of the class is a bound, not a figure
+    gone = endpoints.Comparison("w", "i_mmap-lock window", True, [500.0, 510.0],
+                                [5.0, 5.0], p=1e-5, t=-50.0, lo=-505.0, hi=-495.0)
+    assert report.comparison_row(gone, "i_mmap").split()[1:5] == ["505.0", "<5", "-500.0", "-"]
 
 
 def test_text_hist():
