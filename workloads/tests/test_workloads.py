@@ -257,7 +257,7 @@ def test_driver_counts_pages_up_to_the_stop(bindir, name):
     if name == "mixed":
         # the sum of its parts' rates, each over the part's own time to its
         # stop, pages_s the longest of them
-        assert pages / secs * 0.999 <= rate <= pages / secs * 1.05
+        assert pages / secs * 0.999 <= rate <= pages / secs * 1.25
     else:
         assert abs(rate - pages / secs) <= 0.001 * pages / secs + 0.001
 
