@@ -234,7 +234,7 @@ class Gate:
     correction: str = "Holm"
     alpha: float = stats.ALPHA
     family: int = 0          # primary endpoints of the report
-    interval: str = "boot bootstrap of the difference of geometric means"
+    interval: str = "boot bootstrap"
     conf: float = 0.95
     n_resamples: int = 2000
     seed: int = 1

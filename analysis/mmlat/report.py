@@ -415,6 +415,12 @@ def comparisons_of(ws):
     return [endpoints.Comparison.from_dict(d) for d in ws["comparisons"]]
 
 
+def _decimals(v, e):
+    """The unit's decimals, none from 1000 on: a millisecond window's
+    tenth of a microsecond is below what its bucket (1.6 %) resolves."""
+    return 0 if abs(v) >= 1000 else e.decimals
+
+
 def value_text(v, e, floored=False):
     """A per-side figure of endpoint e in its unit's precision; "<floor"
     when every boot of the side read below the floor (no keyed window of
@@ -423,11 +429,11 @@ def value_text(v, e, floored=False):
         return "-"
     if floored:
         return "<%g" % e.floor
-    return "%.*f" % (e.decimals, v)
+    return "%.*f" % (_decimals(v, e), v)
 
 
 def delta_text(v, e):
-    return "-" if v is None else "%+.*f" % (e.decimals, v)
+    return "-" if v is None else "%+.*f" % (_decimals(v, e), v)
 
 
 def interval_text(c):
@@ -451,8 +457,8 @@ def pct_text(c):
 
 # A comparison's row, in the headline and the detailed tables: endpoint,
 # baseline, patched, delta, %, verdict, and the interval last, as wide as
-# it needs (80 columns with 16).
-ROW = "  %-20s %8s %8s %8s %6s %-7s %s"
+# it needs: 17 columns fit 80, [-1234, +123.4].
+ROW = "  %-20s %8s %8s %7s %6s %-6s %s"
 
 
 def headline_label(e):
@@ -510,14 +516,14 @@ def method_lines(s):
     accelerator, boots, duration, window overhead, test, correction."""
     m, g = s["meta"], s["gate"]
     config = m.get("config_sha256") or "-"
-    text = ("Method: kernel %s, config %s, %s, %s s a boot, REPEAT=%s (clean "
-            "boots: latency, ops/s; traced: windows, %s); verdict: %s, %s over the "
-            "%d primary endpoints of the report at %g (n/a: under 2 boots a side or "
-            "no spread); interval: %s, %d resamples." % (
+    text = ("Method: kernel %s, config %s, %s, %s s a boot, REPEAT=%s; latency "
+            "and ops/s from clean boots, windows from traced ones (%s). Verdict: %s, "
+            "%s over the %d primary endpoints, %g; n/a: under 2 boots a side or no "
+            "spread. Interval: %d %% %s." % (
                 m.get("kernel_version") or m.get("kernel") or "-", config[:12],
                 m.get("accel") or "-", m.get("duration_s") or m.get("duration") or "-",
                 m.get("repeat") or "-", _overhead(s), g["test"], g["correction"],
-                g["family"], g["alpha"], g["interval"], g["n_resamples"]))
+                g["family"], g["alpha"], round(g["conf"] * 100), g["interval"]))
     return textwrap.wrap(text, 80, break_on_hyphens=False)
 
 
