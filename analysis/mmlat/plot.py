@@ -99,10 +99,11 @@ def fig_ccdf(s, kind="latency"):
                           label="%s %s" % (vname, tr))
         ax.set_xscale("symlog")
         ax.set_yscale("log")
-        # the band: 95 % of the CCDFs of boots resampled with replacement
-        ax.set_title("%s CCDF (band: boot bootstrap), %s boots: %s" % (
+        # the band: 95 % of the CCDFs of boots resampled with replacement;
+        # the workload on a line of its own, as a sweep's entries are long
+        ax.set_title("%s CCDF, %s boots: %s\n(band: boot bootstrap)" % (
             "latency" if kind == "latency" else "window length",
-            s["figure_boot"]["latency" if kind == "latency" else "windows"], w), fontsize=9)
+            s["figure_boot"]["latency" if kind == "latency" else "windows"], w), fontsize=8)
         ax.set_xlabel("us")
         ax.set_ylabel("P(X >= x)")
         ax.legend(fontsize=7)
@@ -133,7 +134,7 @@ def fig_locks(s):
                       ls=ls, label="%s %s" % (vname, cls))
         ax.set_xscale("log")
         ax.set_yscale("log")
-        ax.set_title("lock hold CCDF (band: boot bootstrap), %s boots: %s"
+        ax.set_title("lock hold CCDF, %s boots: %s\n(band: boot bootstrap)"
                      % (s["figure_boot"]["locks"], w),
                      fontsize=9)
         ax.set_xlabel("hold time (us)")
@@ -198,7 +199,8 @@ def fig_summary(s):
             if c.verdict and c.verdict != endpoints.NO_CHANGE and not np.isnan(v):
                 ax.annotate(c.verdict, (xi + 0.2, v), ha="center", va="bottom", fontsize=7)
         ax.set_xticks(x)
-        ax.set_xticklabels(ws)
+        # a sweep's entries are long: slanted, they stay apart
+        ax.set_xticklabels(ws, rotation=20 if max(map(len, ws)) > 8 else 0, fontsize=7)
         ax.set_ylabel("%s latency (us)" % stat)
         ax.set_title("cyclictest %s per boot, geometric mean, %s boots\n(patched bar: "
                      "interval of delta)" % (stat, s["figure_boot"]["latency"]), fontsize=9)

@@ -272,7 +272,7 @@ def test_figure_content(worse):
     ticks = [t.get_text() for t in fc.axes[0].get_xticklabels()]
     assert "pte-lock-zap" in ticks and fc.axes[0].get_title().endswith("traced boots: fork")
     fp = plot.fig_locks(s)
-    assert fp.axes[0].get_title() == "lock hold CCDF (band: boot bootstrap), traced boots: fork"
+    assert fp.axes[0].get_title() == "lock hold CCDF, traced boots: fork\n(band: boot bootstrap)"
     curves = {line.get_label(): line for line in fp.axes[0].get_lines()}
     assert set(curves) == {"%s %s" % (side, cls) for side in ("baseline", "patched")
                            for cls in ("pte-lock-zap", "pte-lock-fork", "i_mmap-lock",
