@@ -55,9 +55,10 @@ def main(argv=None):
         return 3
     bad = report.compare_worse(s)
     for c in bad:
-        print("WORSE: %s %s %s %s (%s %%), interval %s, Holm p %.2g" % (
+        pct = report.pct_text(c)
+        print("WORSE: %s %s %s %s%s, interval %s, Holm p %.2g" % (
             c.workload, c.endpoint, report.delta_text(c.delta, c.spec), c.spec.unit,
-            report.pct_text(c), report.interval_text(c), c.p_holm))
+            "" if pct == "-" else " (%s %%)" % pct, report.interval_text(c), c.p_holm))
     if report.failed_boots(s):
         print("note: %d failed boots" % len(report.failed_boots(s)))
     print("compare: %s (%s, %s over %d primary endpoints, alpha %g)" % (
