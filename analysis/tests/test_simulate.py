@@ -36,8 +36,10 @@ def binomial_upper(n, p, conf=0.99):
     return n
 
 
-def test_defaults_are_what_the_figures_were_simulated_for():
-    # simulate.py's table and the README quote these
+def test_documented_figures_are_for_the_current_defaults():
+    # simulate.py, the READMEs and the expected figures below are for 5
+    # boots a side and 23 primary endpoints: a new default REPEAT or
+    # WORKLOADS, or a new row of endpoints.PRIMARY, must restate them
     assert (REPEAT, FAMILY) == (5, 23)
 
 
