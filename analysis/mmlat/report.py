@@ -250,7 +250,7 @@ def calibration(run, variants):
     return out
 
 
-def comparisons(w, by_boot, n_resamples, conf, seed):
+def compare_workload(w, by_boot, n_resamples, conf, seed):
     """Every endpoint of workload w (endpoints.py), primary ones first,
     compared boot by boot between the sides; verdicts come later, over the
     whole report (endpoints.decide)."""
@@ -323,7 +323,7 @@ def build(run, baseline=None, patched=None, n_resamples=2000, conf=0.95, seed=1)
         bc, pc = by_boot[FIGURE_BOOT["calib"]]
         ws["calib"] = {"baseline": [x for c in bc for x in c["calib"]],
                        "patched": [x for c in pc for x in c["calib"]]}
-        ws["comparisons"] = comparisons(w, by_boot, n_resamples, conf, seed)
+        ws["comparisons"] = compare_workload(w, by_boot, n_resamples, conf, seed)
         every += ws["comparisons"]
         s["workloads"][w] = ws
     family = endpoints.decide(every)
@@ -486,7 +486,7 @@ def headline(s):
     L = ["%s vs %s: primary endpoints, per boot (geometric mean over boots)"
          % (labels["baseline"], labels["patched"]),
          ROW % ("", labels["baseline"][:8], labels["patched"][:8], "delta", "%",
-                     "verdict", "%d%% interval" % round(g["conf"] * 100))]
+                "verdict", "%d%% interval" % round(g["conf"] * 100))]
     for w, ws in s["workloads"].items():
         n = ws["n_cells"]
         L.append("%s (clean %d+%d, traced %d+%d boots)" % (
