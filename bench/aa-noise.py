@@ -9,7 +9,10 @@ logarithms, what a test on the log scale sees.
     PYTHONPATH=analysis /usr/bin/python3 bench/aa-noise.py RUN_DIR [VARIANT] [--json OUT]
 
 Prints a markdown table.  A class is shown when at least half the traced
-boots have a window of it."""
+boots have a window of it.  "boots for 10 %" is the normal approximation
+of the boots a side that a two-sided test at 5 % on the log scale needs
+to detect a 10 % change with 80 % power, 2 (1.96 + 0.84)^2 sd(ln)^2 /
+ln(1.1)^2 (no multiplicity correction: the statistics choose that)."""
 import argparse
 import json
 import math
@@ -30,7 +33,14 @@ def cv(values):
            "distinct": int(np.unique(a).size), "min": float(a.min()), "max": float(a.max())}
     if (a > 0).all():
         out["sd_log"] = float(np.log(a).std(ddof=1))
+        out["boots_for_10pct"] = boots_for(out["sd_log"], 0.10)
     return out
+
+
+def boots_for(sd_log, change):
+    """Boots a side for a two-sided 5 % test at 80 % power (normal
+    approximation, log scale); at least 2."""
+    return max(2, math.ceil(2 * (1.96 + 0.84) ** 2 * sd_log ** 2 / math.log1p(change) ** 2))
 
 
 def workload_noise(run, variant, w):
@@ -86,19 +96,27 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("run")
     ap.add_argument("variant", nargs="?", default="baseline")
-    ap.add_argument("--json")
+    ap.add_argument("--json", help="every endpoint and class, as JSON, into this file")
+    ap.add_argument("--classes", default="i_mmap-lock,anon_vma-lock,pte-lock-zap,mmu-gather",
+                    help="the window classes the table shows (the series' by default; "
+                    "'all' for every one)")
     a = ap.parse_args()
     run = load_readable(a.run)
     out = {"run": a.run, "variant": a.variant, "workloads": {}}
-    print("| workload | endpoint | boots | mean | CV | sd(ln) | distinct values |")
-    print("|---|---|---|---|---|---|---|")
+    print("| workload | endpoint | boots | mean | CV | sd(ln) | distinct values | boots for 10 % |")
+    print("|---|---|---|---|---|---|---|---|")
     for w in load.workloads(run):
         n = workload_noise(run, a.variant, w)
         out["workloads"][w] = n
         for name, e in n["endpoints"].items():
-            print("| %s | %s | %d | %.4g | %s | %s | %d |" % (
+            cls = name.partition("window max, ")[2]
+            if cls and cls != "all classes" and a.classes != "all" \
+                    and cls not in a.classes.split(","):
+                continue
+            print("| %s | %s | %d | %.4g | %s | %s | %d | %s |" % (
                 w, name, e["n"], e["mean"], fmt(e["cv"]),
-                fmt(e.get("sd_log"), pct=False), e["distinct"]))
+                fmt(e.get("sd_log"), pct=False), e["distinct"],
+                e.get("boots_for_10pct", "-")))
     if a.json:
         with open(a.json, "w") as f:
             json.dump(out, f, indent=1, sort_keys=True)
