@@ -369,6 +369,7 @@ def load_cell(run_dir, variant, workload, boot, rep, cell_dir):
         v = [x for x in v if isinstance(x, (int, float))]
         tp = sum(v) if v else None
     cell["ops_per_s"] = tp
+    cell["pages_per_s"] = parse.workload_pages_rate(cell["workload_recs"])
     cp = os.path.join(g, "calib.txt")   # injected calibration windows
     cell["calib"] = parse.parse_calib(cp) if _exists(cp) else []
     return cell

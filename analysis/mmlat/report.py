@@ -463,8 +463,14 @@ ROW = "  %-20s %8s %8s %7s %6s %-6s %s"
 
 def headline_label(e):
     """An endpoint with its unit, as the headline names it."""
-    return {"latency": "cyclictest %s us" % e.of, "window": "%s max us" % e.of,
-            "hold": "%s hold max us" % e.of, "throughput": "ops/s"}[e.kind]
+    if e.kind == "latency":
+        return "cyclictest %s us" % e.of
+    return detail_label(e) + ("" if e.kind == "throughput" else " us")
+
+
+def window_name(e):
+    """A window endpoint by what it covers: a class, or the zap path."""
+    return e.name[:-len(" window")] if e.name.endswith(" window") else e.name
 
 
 def comparison_row(c, label):
@@ -517,7 +523,7 @@ def method_lines(s):
     m, g = s["meta"], s["gate"]
     config = m.get("config_sha256") or "-"
     text = ("Method: kernel %s, config %s, %s, %s s a boot, REPEAT=%s; latency "
-            "and ops/s from clean boots, windows from traced ones (%s). Verdict: %s, "
+            "and work from clean boots, windows from traced ones (%s). Verdict: %s, "
             "%s over the %d primary endpoints, %g; n/a: under 2 boots a side or no "
             "spread. Interval: %d %% %s." % (
                 m.get("kernel_version") or m.get("kernel") or "-", config[:12],
@@ -529,8 +535,11 @@ def method_lines(s):
 
 def detail_label(e):
     """An endpoint in a table whose heading names the unit."""
-    return {"latency": e.of, "window": "%s max" % e.of, "hold": "%s hold max" % e.of,
-            "throughput": "ops/s"}[e.kind]
+    if e.kind == "window":
+        return "%s max" % window_name(e)
+    if e.kind == "hold":
+        return "%s hold max" % e.of
+    return e.unit if e.kind == "throughput" else e.of
 
 
 def per_boot_table(ws, labels, kinds, heading):

@@ -7,32 +7,30 @@ over the whole family, exactly as `mmlat compare` decides
 Which test: stats.welch_log (Welch's t on log values), chosen by
 gate_rates() over stats.permutation_log.  With 5 boots a side a
 permutation test has 252 splits, so its smallest two-sided p is 2/252 =
-0.0079, above Holm's first threshold 0.05/23 = 0.0022 for the 23 primary
+0.0079, above Holm's first threshold 0.05/19 = 0.0026 for the 19 primary
 endpoints of the default workloads: at REPEAT=5 it can never call
 anything (a permutation test needs 7 boots a side, 2/3432, before it
-can).  Welch's p is continuous.  Simulated with 23 endpoints and
+can).  Welch's p is continuous.  Simulated with 19 endpoints and
 per-boot values lognormal, or Frechet (the law of a maximum) with the
 same CV; 4000 data sets (permutation: 1000), seed 0:
 
-    boots a side                 3      5      8     10     20
+    boots a side                 2      3      5      8     10     20
     gate false-positive rate (any endpoint called worse, A/A):
-      Welch, lognormal       0.009  0.019  0.020  0.025  0.022
-      Welch, Frechet         0.010  0.015  0.013  0.017  0.020
-      permutation, both      0      0      0.03   0.02-0.03  -
+      Welch, lognormal       0.006  0.010  0.015  0.019  0.020  0.021
+      Welch, Frechet         0.008  0.010  0.013  0.014  0.014  0.018
+      permutation            0      0      0      0.025  0.027  -
     power (one endpoint 10 % higher, called worse):
-      Welch, CV 5 %, lognormal   0.02   0.15   0.52   0.73   1.00
-      Welch, CV 5 %, Frechet     0.03   0.19   0.58   0.76   0.99
-      permutation, CV 5 %        0      0      0.53-0.60  0.74-0.76  -
-      Welch, CV 15 %, lognormal  0.003  0.007  0.02   0.03   0.11
-    with 2 boots a side (REPEAT=2): false positives 0.007 lognormal, 0.006
-    Frechet; power at CV 5 % 0.003.
+      Welch, CV 5 %, lognormal   0.003  0.02   0.16   0.55   0.75   1.00
+      Welch, CV 5 %, Frechet     0.006  0.03   0.23   0.61   0.77   0.99
+      permutation, CV 5 %        0      0      0      0.57   0.74   -
+      Welch, CV 15 %, lognormal  0.001  0.001  0.013  0.02   0.04   0.13
 
 Welch keeps the family-wise rate below 5 % under both laws (on logs it
 is scale free: the A/A rate does not depend on the CV) and has the
 permutation test's power where both can decide, and some where the
 permutation test has none.  Power needs boots: at REPEAT=5 a 10 % change
-is found in 15-19 % of runs at a CV of 5 % and in under 1 % at 15 %;
-80 % power takes 11 boots a side at a CV of 5 % and 64-78 at 15 %
+is found in 16-23 % of runs at a CV of 5 % and in about 1 % at 15 %;
+80 % power takes 12 boots a side at a CV of 5 % and about 72 at 15 %
 (boots_for_power).  analysis/tests/test_simulate.py guards these.
 """
 import math

@@ -51,6 +51,10 @@ def workload_factor(workload):
     return 1
 
 
+# the drivers' pages= line: work counted in pages, PAGES_PER_OP an operation
+PAGES_PER_OP = 64
+
+
 def clean_ops(vi, r, workload="munmap"):
     return (CLEAN_OPS[vi] + r) / workload_factor(workload)
 
@@ -314,8 +318,8 @@ def make_run(root, shift=0, repeats=3, accel=("tcg", "tcg"), seed=0, failed=True
                 f.write(_hist_file(dict(zip(vals.tolist(), cnt.tolist()))))
             ops = clean_ops(vi, r, w) if boot == "clean" else traced_ops(vi, r, w)
             with open(os.path.join(g, "workload.txt"), "w") as f:
-                f.write("workload=%s duration_s=30 ops=3000 bytes=100 ops_per_s=%r\n"
-                        % (w, ops))
+                f.write("workload=%s duration_s=30 ops=3000 bytes=100 ops_per_s=%r "
+                        "pages_per_s=%r\n" % (w, ops, ops * PAGES_PER_OP))
             if boot == "traced":
                 _traced_guest(g, vi, shift, trace, w)
             with open(os.path.join(g, "status"), "w") as f:

@@ -159,7 +159,7 @@ def test_report_cli(worse_run, capsys):
     assert txt.startswith("baseline vs patched: primary endpoints")
     assert re.search(r"^  cyclictest max us .* \[[+-]\d+, [+-]\d+\]$", txt, re.M)
     # every fake boot has the same windows: no spread, no test, no [x, x]
-    assert re.search(r"^  pte-lock-zap max us +1000 +500\.1 +-500\.0 +-50\.0 n/a +-$",
+    assert re.search(r"^  zap-path max us +1000 +500\.1 +-500\.0 +-50\.0 n/a +-$",
                      txt, re.M)
     assert "None" not in txt
     assert "pte-lock-zap" in txt and "1000.1" in txt and "500.1" in txt
@@ -239,7 +239,7 @@ def test_trace_none_run_has_latency_only(tmp_path):
     assert "cyclictest latency (us), throughput (ops/s), clean boots" in txt
     # no windows measured: none in the headline nor in the family
     assert {endpoints.ENDPOINTS[c["endpoint"]].boot for c in ws["comparisons"]} == {"clean"}
-    assert s["gate"]["family"] == 2 * len(endpoints.LATENCY_AND_OPS)
+    assert s["gate"]["family"] == 2 * len(endpoints.LATENCY_AND_WORK)
     assert "None" not in txt
 
 def test_summary_cli(worse_run, capsys):
