@@ -11,7 +11,7 @@ WORKLOADS ?= munmap exit truncate fork
 # (bench/workloads.sh).
 SWEEP     ?=
 DURATION  ?= 5
-REPEAT    ?= 5
+REPEAT    ?= 10
 ACCEL     ?= auto
 SMP       ?=
 TRACE     ?= windows
@@ -92,7 +92,7 @@ help:
 	@echo '                 imap:s=1,n=16,64,256; WORKLOADS= runs the sweeps alone;'
 	@echo '                 the report tables and plots each against the parameter)'
 	@echo '  DURATION=$(DURATION) (guest seconds per cell) REPEAT=$(REPEAT) (boots a side; a'
-	@echo '                 10 % change at 5 % between-boot CV needs 11 for 80 % power)'
+	@echo '                 10 finds a 10 % change of p99.9 on munmap and exit: README)'
 	@echo '  ACCEL=$(ACCEL) (auto kvm tcg-icount tcg-mt) SMP=$(SMP) (default 1 with icount, else 2)'
 	@echo '  TRACE=$(TRACE) (windows max full: a clean boot, for latency and throughput,'
 	@echo '                 and a traced boot, for windows and lock holds, per cell;'

@@ -33,7 +33,9 @@ is found in 16-23 % of runs at a CV of 5 % and in about 1 % at 15 %;
 80 % power takes 12 boots a side at a CV of 5 % and about 72 at 15 %
 (boots_for_power).  analysis/tests/test_simulate.py guards these.
 """
+import json
 import math
+import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -41,10 +43,15 @@ import numpy as np
 from . import stats
 
 # Between-boot coefficient of variation of a primary endpoint's per-boot
-# value: the two bounds the issue took until the A/A study (issue 12,
-# item 3) measures them per endpoint; that study replaces these.
+# value, two round bounds for tests that need one CV.  The A/A study
+# (results/aa-noise.json, 20 seeded boots a workload) measured, over the
+# 19 primary endpoints of the default workloads, 0.1-8.8 % for 16 of
+# them (median 2 %) and 25-44 % for truncate's cyclictest p99.9 and the
+# short anon_vma-lock windows of exit and fork; measured_cvs() reads them
+# per endpoint.
 BETWEEN_BOOT_CV_LOW = 0.05
 BETWEEN_BOOT_CV_HIGH = 0.15
+AA_STUDY = os.path.join(os.path.dirname(__file__), "..", "..", "results", "aa-noise.json")
 # The change the default REPEAT should detect.
 SHIFT = 0.10
 MODELS = ("lognormal", "frechet")
@@ -79,19 +86,44 @@ def draw_boots(rng, model, cv, shape):
     """Per-boot values with mean 1 and coefficient of variation cv:
     lognormal, or Frechet, the law a boot's maximum follows when its
     samples have a heavy tail."""
+    if np.ndim(cv):
+        # one CV per endpoint (axis 1 of shape)
+        cv = np.asarray(cv, dtype=float)[:, None]
     if model == "lognormal":
-        sigma = math.sqrt(math.log(1 + cv * cv))
+        sigma = np.sqrt(np.log1p(cv * cv))
         return np.exp(rng.normal(-sigma * sigma / 2, sigma, shape))
     if model == "frechet":
-        a = frechet_shape(cv)
-        return (-np.log(rng.random(shape))) ** (-1 / a) / math.gamma(1 - 1 / a)
+        a = np.vectorize(frechet_shape)(cv)
+        gamma = np.vectorize(math.gamma)(1 - 1 / a)
+        return (-np.log(rng.random(shape))) ** (-1 / a) / gamma
     raise ValueError("model %r: one of %s" % (model, ", ".join(MODELS)))
+
+
+def measured_cvs(workloads, path=AA_STUDY):
+    """The A/A study's between-boot CV of each primary endpoint of these
+    workloads, as endpoints.primary() orders them: {workload: [(endpoint
+    name, cv)]}.  The zap path's window is the baseline's mmu-gather (the
+    study's variant has no pte-lock-zap window)."""
+    from . import endpoints
+    with open(path) as f:
+        study = json.load(f)["workloads"]
+    key = {"zap-path window": "window max, mmu-gather"}
+    out = {}
+    for w in workloads:
+        measured = study[w]["endpoints"]
+        out[w] = []
+        for e in endpoints.primary(w):
+            name = key.get(e.name) or ("window max, " + e.name[:-len(" window")]
+                                       if e.kind == "window" else e.name)
+            out[w].append((e.name, measured[name]["cv"]))
+    return out
 
 
 def gate_rates(n_boots, cv, n_endpoints, shift=0.0, n_sets=400, model="lognormal",
                test="welch", alpha=stats.ALPHA, seed=0):
     """Simulate n_sets runs of n_endpoints endpoints with n_boots boots a
-    side, the patched side of endpoint 0 higher by shift (0.10: 10 %),
+    side (cv: one for all, or one per endpoint), the patched side of
+    endpoint 0 higher by shift (0.10: 10 %),
     and decide each as the gate does: the test's p values, Holm over all
     endpoints of the run, worse when the adjusted p < alpha and patched is
     higher."""
@@ -125,5 +157,23 @@ def boots_for_power(cv, n_endpoints, power=0.8, shift=SHIFT, n_sets=2000,
     lo = hi // 2
     while hi - lo > 1:
         mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if enough(mid) else (mid, hi)
+    return hi
+
+
+def detectable_shift(n_boots, cv, n_endpoints, power=0.8, n_sets=1000,
+                     model="lognormal", seed=0, largest=10.0):
+    """The smallest relative change (0.10: 10 %) of one endpoint that the
+    gate calls worse in at least `power` of the simulated runs with
+    n_boots boots a side (Welch, Holm over n_endpoints), to about 1 %;
+    None when even `largest` is not."""
+    def enough(shift):
+        return gate_rates(n_boots, cv, n_endpoints, shift, n_sets, model,
+                          seed=seed).shifted_worse >= power
+    if not enough(largest):
+        return None
+    lo, hi = 0.0, largest
+    while hi - lo > 0.01 * max(hi, 0.01):
+        mid = (lo + hi) / 2
         lo, hi = (lo, mid) if enough(mid) else (mid, hi)
     return hi
