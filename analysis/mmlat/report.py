@@ -513,24 +513,27 @@ def _overhead(s):
         fits = [f["preempt"]["b_us"] for f in c["fits"][v].values()
                 if f.get("preempt", {}).get("b_us") is not None]
         bs.append("-" if not fits else "%.1f" % max(fits))
-    return "calibrated overhead b %s us a window (%s)%s" % (
+    return "window overhead b %s us (%s)%s" % (
         "/".join(bs), "/".join(c["variants"]), "" if c["ok"] else " FAILED")
 
 
 def method_lines(s):
-    """The method in one statement (wrapped at 80 columns): kernel, config,
-    accelerator, boots, duration, window overhead, test, correction."""
+    """The method in one line (kernel, config, accelerator, boots, duration,
+    window overhead), then how the verdicts were reached, both wrapped at
+    80 columns."""
     m, g = s["meta"], s["gate"]
     config = m.get("config_sha256") or "-"
-    text = ("Method: kernel %s, config %s, %s, %s s a boot, REPEAT=%s; latency "
-            "and work from clean boots, windows from traced ones (%s). Verdict: %s, "
-            "%s over the %d primary endpoints, %g; n/a: under 2 boots a side or no "
-            "spread. Interval: %d %% %s." % (
-                m.get("kernel_version") or m.get("kernel") or "-", config[:12],
-                m.get("accel") or "-", m.get("duration_s") or m.get("duration") or "-",
-                m.get("repeat") or "-", _overhead(s), g["test"], g["correction"],
-                g["family"], g["alpha"], round(g["conf"] * 100), g["interval"]))
-    return textwrap.wrap(text, 80, break_on_hyphens=False)
+    method = "Method: %s, config %s, %s, %s x %s s boots a side, %s." % (
+        m.get("kernel_version") or m.get("kernel") or "-", config[:12],
+        m.get("accel") or "-", m.get("repeat") or "-",
+        m.get("duration_s") or m.get("duration") or "-", _overhead(s))
+    verdict = ("Latency and work from clean boots, windows from traced ones. "
+               "Verdict: %s, %s over the %d primary endpoints, %g; n/a: under 2 "
+               "boots a side or no spread. Interval: %d %% %s." % (
+                   g["test"], g["correction"], g["family"], g["alpha"],
+                   round(g["conf"] * 100), g["interval"]))
+    return (textwrap.wrap(method, 80, break_on_hyphens=False)
+            + textwrap.wrap(verdict, 80, break_on_hyphens=False))
 
 
 def detail_label(e):
