@@ -1,20 +1,25 @@
 # mmlat: latency benchmarks for Linux mm patches, in QEMU.
 # `make help` lists the targets and knobs.
 
+# Every knob's default and allowed values: bench/knobs.conf, their one home,
+# which bench/run-matrix.sh checks every knob against before it builds
+# anything.
+include bench/knobs.conf
+
 # Which kernels: names from bench/variants.conf or name=series-dir specs.
-BASELINE  ?= baseline
-PATCHED   ?= patched
+BASELINE  ?= $(BASELINE_DEFAULT)
+PATCHED   ?= $(PATCHED_DEFAULT)
 VARIANTS  ?= $(BASELINE) $(PATCHED)
-WORKLOADS ?= munmap exit truncate fork
+WORKLOADS ?= $(WORKLOADS_DEFAULT)
 # Sweeps, one workload over a list of one parameter's values, appended to
 # WORKLOADS: NAME:KEY=V1,V2,...[,KEY=VALUE...], space-separated
 # (bench/workloads.sh).
 SWEEP     ?=
-DURATION  ?= 5
-REPEAT    ?= 10
-ACCEL     ?= auto
+DURATION  ?= $(DURATION_DEFAULT)
+REPEAT    ?= $(REPEAT_DEFAULT)
+ACCEL     ?= $(ACCEL_DEFAULT)
 SMP       ?=
-TRACE     ?= windows
+TRACE     ?= $(TRACE_DEFAULT)
 # Evaluated once, so every use in one make invocation names the same run.
 ifeq ($(origin RUN_ID),undefined)
 RUN_ID    := $(shell date +%Y%m%d-%H%M%S)
@@ -26,11 +31,11 @@ RUN       ?= $(shell cat results/.latest 2>/dev/null)
 # states; none under TRACE=none, which has no traced boots. make calibrate:
 # 10 us to 5 ms, 3 rounds, into each of $(VARIANTS) idle and under a
 # workload (CALIB_WORKLOADS).
-CALIB_BENCH     = $(if $(filter none,$(TRACE)),,preempt/irq/spin/ptl/ptl_nested:10/100/1000/5000)
-CALIB_CALIBRATE = preempt/irq/spin/ptl/ptl_nested:10/20/50/100/200/500/1000/2000/5000x3
-bench: CALIB ?= $(CALIB_BENCH)
+# (CALIB_BENCH and CALIB_CALIBRATE: bench/knobs.conf.)
+CALIB_MAKE_BENCH = $(if $(filter none,$(TRACE)),,$(CALIB_BENCH))
+bench: CALIB ?= $(CALIB_MAKE_BENCH)
 calibrate: CALIB ?= $(CALIB_CALIBRATE)
-CALIB_WORKLOADS ?= idle munmap
+CALIB_WORKLOADS ?= $(CALIB_CALIBRATE_WORKLOADS)
 # Safety boots: the debug-config kernels under every workload (imap: the
 # i_mmap fan-out, 64 mappings of a 1 MiB file, so that a check boot
 # truncates within its few seconds; reclaim: rmap walks over 8 readers'
@@ -81,8 +86,8 @@ help:
 	@echo
 	@echo 'Knobs (current value):'
 	@echo '  BASELINE=$(BASELINE) PATCHED=$(PATCHED) VARIANTS="$(VARIANTS)"'
-	@echo '  WORKLOADS="$(WORKLOADS)" (also: mixed imap reclaim anonchain idle'
-	@echo '                 sng-mm sng-fork sng-vm; with parameters NAME:KEY=VALUE,... as'
+	@echo '  WORKLOADS="$(WORKLOADS)" (of: $(WORKLOAD_NAMES);'
+	@echo '                 with parameters NAME:KEY=VALUE,... as'
 	@echo '                 bench/workloads.conf allows: imap:n=256, the i_mmap fan-out,'
 	@echo '                 a file mapped 256 times, truncated while remapped;'
 	@echo '                 reclaim:k=16, pages shared by 16 readers, reclaimed to zram'
@@ -91,18 +96,21 @@ help:
 	@echo '                 one parameter, NAME:KEY=V1,V2,...[,KEY=VALUE...], as'
 	@echo '                 imap:s=1,n=16,64,256; WORKLOADS= runs the sweeps alone;'
 	@echo '                 the report tables and plots each against the parameter)'
-	@echo '  DURATION=$(DURATION) (guest seconds per cell) REPEAT=$(REPEAT) (boots a side; a'
-	@echo '                 10 finds a 10 % change of p99.9 on munmap and exit: README)'
-	@echo '  ACCEL=$(ACCEL) (auto kvm tcg-icount tcg-mt) SMP=$(SMP) (default 1 with icount, else 2)'
-	@echo '  TRACE=$(TRACE) (windows max full: a clean boot, for latency and throughput,'
+	@echo '  DURATION=$(DURATION) (guest seconds per cell, $(subst $() ,..,$(DURATION_RANGE)))'
+	@echo '                 REPEAT=$(REPEAT) (boots a side, $(subst $() ,..,$(REPEAT_RANGE)); 10 finds'
+	@echo '                 a 10 % change of p99.9 on munmap and exit: README)'
+	@echo '  ACCEL=$(ACCEL) ($(ACCEL_VALUES)) SMP=$(SMP) ($(subst $() ,..,$(SMP_RANGE)); default 1 with icount, else 2)'
+	@echo '  TRACE=$(TRACE) (of: $(TRACE_VALUES); windows max full: a clean boot, for latency and throughput,'
 	@echo '                 and a traced boot, for windows and lock holds, per cell;'
 	@echo '                 none: clean boots only, latency only)'
 	@echo '  RUN_ID=<new timestamp> RUN=$(RUN)'
 	@echo '  CALIB=$(if $(filter undefined,$(origin CALIB)),<per target>,"$(CALIB)") (windows injected: KIND[/KIND...]:US[/US...][xROUNDS],...'
 	@echo '                 of preempt irq spin ptl ptl_nested; empty: none), by default'
-	@echo '                 make bench: $(if $(CALIB_BENCH),one idle boot per variant with $(CALIB_BENCH),none (TRACE=none))'
+	@echo '                 make bench: $(if $(CALIB_MAKE_BENCH),one idle boot per variant with $(CALIB_MAKE_BENCH),none (TRACE=none))'
 	@echo '                 make calibrate: $(CALIB_CALIBRATE)'
 	@echo '  CALIB_WORKLOADS="$(CALIB_WORKLOADS)" (make calibrate)'
+	@echo '  Defaults and allowed values: bench/knobs.conf; bench/run-matrix.sh checks'
+	@echo '                 every knob before it builds anything, and the guest runner its job'
 	@echo '  CHECK_VARIANTS="$(CHECK_VARIANTS)" CHECK_WORKLOADS="$(CHECK_WORKLOADS)"'
 	@echo '  CHECK_DURATION=$(CHECK_DURATION)'
 

@@ -7,6 +7,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$MMLAT_ROOT/bench/variants.sh"
+record() { python3 "$MMLAT_ROOT/bench/record.py" "$@"; }
 
 [ $# -eq 2 ] || die "usage: $0 SPEC CONFIG_DIR"
 spec=$1
@@ -21,8 +22,9 @@ out=$KERNELS_DIR/$name
 series_sha=$(cat "$tree/.mmlat-series-sha256")
 config_sha=$(cat "$config_dir/config.sha256")
 
-if [ -f "$out/build.json" ] && grep -q "\"series_sha256\": \"$series_sha\"" "$out/build.json" &&
-   grep -q "\"config_sha256\": \"$config_sha\"" "$out/build.json" &&
+if [ -f "$out/build.json" ] &&
+   [ "$(record get "$out/build.json" series_sha256 2>/dev/null)" = "$series_sha" ] &&
+   [ "$(record get "$out/build.json" config_sha256 2>/dev/null)" = "$config_sha" ] &&
    [ -f "$obj/Module.symvers" ]; then
 	# the object tree too: the guest modules are built against it
 	log "kernel '$name' is up to date"
@@ -64,20 +66,11 @@ mkdir -p "$staging"
 cp "$obj/arch/x86/boot/bzImage" "$obj/System.map" "$staging/"
 cp "$obj/.config" "$staging/config"
 release=$(cat "$obj/include/config/kernel.release")
-series_json=$(for d in "${VARIANT_SERIES[@]}"; do printf '"%s",' "${d#$PATCHES_DIR/}"; done)
-cat > "$staging/build.json" <<JSON
-{
-  "variant": "$name",
-  "series": [${series_json%,}],
-  "series_sha256": "$series_sha",
-  "config_sha256": "$config_sha",
-  "kernel_release": "$release",
-  "build_seconds": $secs,
-  "ccache_hits": ${hits:-0},
-  "ccache_misses": ${misses:-0},
-  "obj_dir": "$obj"
-}
-JSON
+series_args=(series:=[])
+for d in "${VARIANT_SERIES[@]}"; do series_args+=("series[]=${d#$PATCHES_DIR/}"); done
+record write variant="$name" "${series_args[@]}" series_sha256="$series_sha" \
+	config_sha256="$config_sha" kernel_release="$release" build_seconds:="$secs" \
+	ccache_hits:="${hits:-0}" ccache_misses:="${misses:-0}" obj_dir="$obj" > "$staging/build.json"
 mkdir -p "$KERNELS_DIR"
 commit_dir "$staging" "$out"
 log "kernel '$name' $release built in ${secs}s (ccache hits ${hits:-?}, misses ${misses:-?})"

@@ -21,43 +21,54 @@
 # non-zero if any boot failed)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+. "$MMLAT_ROOT/bench/knobs.sh"
 . "$MMLAT_ROOT/bench/variants.sh"
 . "$MMLAT_ROOT/bench/workloads.sh"
 
-# json_object ARG...: one JSON object, its keys in the order given, from
-# KEY=STRING and KEY:=JSON (a number, list or object); KEY[]=STRING and
-# KEY[]:=JSON append to the list KEY. A serializer, so that no value (a
-# host CPU's name, a QEMU version) can break the file.
-json_object() {
-	python3 - "$@" <<'PY'
-import json, sys
-doc = {}
-for arg in sys.argv[1:]:
-    key, value = arg.split("=", 1)
-    if key.endswith(":"):
-        key, value = key[:-1], json.loads(value)
-    if key.endswith("[]"):
-        doc.setdefault(key[:-2], []).append(value)
-    else:
-        doc[key] = value
-print(json.dumps(doc, indent=2))
-PY
-}
-
-VARIANTS=${VARIANTS:-mainline}
-# Set but empty is no workload: WORKLOADS= SWEEP=... runs the sweep alone.
-WORKLOADS=${WORKLOADS-munmap exit truncate fork}
+# Defaults: bench/knobs.conf. Set but empty WORKLOADS is no workload:
+# WORKLOADS= SWEEP=... runs the sweep alone.
+VARIANTS=${VARIANTS:-${BASELINE:-$BASELINE_DEFAULT} ${PATCHED:-$PATCHED_DEFAULT}}
+WORKLOADS=${WORKLOADS-$WORKLOADS_DEFAULT}
 SWEEP=${SWEEP:-}
-DURATION=${DURATION:-5}
-REPEAT=${REPEAT:-1}
-ACCEL=${ACCEL:-auto}
-TRACE=${TRACE:-windows}
-CALIB=${CALIB:-}
-CALIB_WORKLOADS=${CALIB_WORKLOADS:-idle}
+DURATION=${DURATION:-$DURATION_DEFAULT}
+REPEAT=${REPEAT:-$REPEAT_DEFAULT}
+ACCEL=${ACCEL:-$ACCEL_DEFAULT}
+SMP=${SMP:-}
+TRACE=${TRACE:-$TRACE_DEFAULT}
+CALIB=${CALIB:-$CALIB_DEFAULT}
+CALIB_WORKLOADS=${CALIB_WORKLOADS:-$CALIB_WORKLOADS_DEFAULT}
+STRICT=${STRICT:-0}
 RUN_ID=${RUN_ID:-$(date +%Y%m%d-%H%M%S)}
 RESULTS_DIR=${RESULTS_DIR:-$MMLAT_ROOT/results}
 run=$RESULTS_DIR/$RUN_ID
 t0=$(now)
+
+# Every knob is checked here, before anything is built or written: a bad
+# value stops the run in a second, naming the knob, the value and what it
+# allows (as cyclictest checks all its options before it starts).
+check_one_of TRACE "$TRACE" "$TRACE_VALUES"
+check_one_of ACCEL "$ACCEL" "$ACCEL_VALUES"
+check_int DURATION "$DURATION" "$DURATION_RANGE"
+check_int REPEAT "$REPEAT" "$REPEAT_RANGE"
+[ -z "$SMP" ] || check_int SMP "$SMP" "$SMP_RANGE"
+# Measured with QEMU 7.2: under icount a 6.1 guest stops for good at
+# "x86: Booting SMP configuration" (sleep=on or off, any shift), so the
+# deterministic mode is uniprocessor; SMP needs tcg-mt or kvm.
+icount_smp() {
+	die "SMP=$SMP with ACCEL=tcg-icount: QEMU's icount mode hangs bringing up a second vCPU; use SMP=1, or ACCEL=tcg-mt / kvm for SMP"
+}
+[ "$ACCEL" != tcg-icount ] || [ -z "$SMP" ] || [ "$SMP" = 1 ] || icount_smp
+check_one_of STRICT "$STRICT" "0 1"
+[[ $RUN_ID =~ ^[A-Za-z0-9_][A-Za-z0-9._:+-]*$ ]] ||
+	knob_die RUN_ID "$RUN_ID" "letters, digits and . _ : + - (not first: . : + -)"
+seen_variants=" "
+for spec in $VARIANTS; do
+	resolve_variant "$spec"
+	case $seen_variants in
+	*" $VARIANT_NAME "*) knob_die VARIANTS "$VARIANTS" "each variant once: '$VARIANT_NAME' is given twice" ;;
+	esac
+	seen_variants+="$VARIANT_NAME "
+done
 # Boot kinds per cell, in the order they run: clean first, so that the two
 # boots of a cell are adjacent in time.
 boots=(clean)
@@ -68,7 +79,8 @@ boots=(clean)
 case " $(echo $WORKLOADS) " in
 *" calib "*) die "calib is the calibration boot (CALIB_WORKLOADS=calib), not a workload" ;;
 esac
-# Parameters (imap:n=256) against bench/workloads.conf, before anything runs.
+# Names and parameters (imap:n=256) against bench/knobs.conf and
+# bench/workloads.conf.
 for w in $WORKLOADS; do check_workload "$w"; done
 # Each sweep's entries join WORKLOADS, checked the same way; an entry
 # WORKLOADS has already is not run twice.
@@ -78,8 +90,11 @@ for w in "${SWEEP_ENTRIES[@]}"; do
 done
 WORKLOADS=$(echo $WORKLOADS)
 [ -n "$WORKLOADS" ] || die "nothing to run: WORKLOADS and SWEEP are both empty"
-
-bash "$MMLAT_ROOT/bench/deps.sh"
+# CALIB_WORKLOADS: where CALIB goes (checked below); without CALIB its
+# words must still be calib or workload names.
+[ -n "$CALIB" ] || for w in $CALIB_WORKLOADS; do
+	[ "$w" = calib ] || check_workload_name "CALIB_WORKLOADS entry '$w'" "$w"
+done
 # The calibration request, checked by the parser the analysis reads it with.
 if [ -n "$CALIB" ]; then
 	err=$(PYTHONPATH="$MMLAT_ROOT/analysis" python3 -c \
@@ -92,6 +107,14 @@ if [ -n "$CALIB" ]; then
 		esac
 	done
 fi
+# The knobs as requested, for meta.json ("knobs"; ACCEL=auto and an empty
+# SMP are resolved below, into "accel" and "smp").
+knob_args=()
+for k in VARIANTS WORKLOADS SWEEP DURATION REPEAT ACCEL SMP TRACE CALIB CALIB_WORKLOADS FLAVOR STRICT RUN_ID; do
+	knob_args+=("$k=$(echo ${!k})")
+done
+
+bash "$MMLAT_ROOT/bench/deps.sh"
 config_dir=$FLAVOR_CONFIG_DIR
 log "stage 1/4: config ($FLAVOR)"
 bash "$MMLAT_ROOT/bench/kconfig.sh" make "$config_dir"
@@ -127,30 +150,26 @@ fi
 # icount serialises the vCPUs (one host thread for all of them), so the
 # deterministic mode is uniprocessor; the other modes default to 2 vCPUs.
 if [ "$ACCEL" = tcg-icount ]; then SMP=${SMP:-1}; else SMP=${SMP:-2}; fi
-# Measured with QEMU 7.2: under icount a 6.1 guest stops for good at
-# "x86: Booting SMP configuration" (sleep=on or off, any shift), so the
-# deterministic mode is uniprocessor; SMP needs tcg-mt or kvm.
-if [ "$ACCEL" = tcg-icount ] && [ "$SMP" != 1 ]; then
-	die "SMP=$SMP with ACCEL=tcg-icount: QEMU's icount mode hangs bringing up a second vCPU; use SMP=1, or ACCEL=tcg-mt / kvm for SMP"
-fi
+[ "$ACCEL" != tcg-icount ] || [ "$SMP" = 1 ] || icount_smp
 export ACCEL SMP
 
 mkdir -p "$run/cells" "$run/kernels"
 if [ -f "$run/meta.json" ]; then
-	grep -q '"boots":' "$run/meta.json" ||
+	# recorded KEY: KEY's value in meta.json; fails if it has none
+	recorded() { record get "$run/meta.json" "$1" 2>/dev/null; }
+	recorded boots > /dev/null ||
 		die "run $RUN_ID has one boot per cell (cells/<variant>/<workload>/r<N>, the layout before clean and traced boots); start a new RUN_ID"
-	grep -q "\"accel\": \"$ACCEL\"" "$run/meta.json" ||
+	[ "$(recorded accel)" = "$ACCEL" ] ||
 		die "run $RUN_ID was measured with another accelerator; start a new RUN_ID rather than mixing modes"
-	grep -q "\"config_sha256\": \"$(cat "$config_dir/config.sha256")\"" "$run/meta.json" ||
+	[ "$(recorded config_sha256)" = "$(cat "$config_dir/config.sha256")" ] ||
 		die "run $RUN_ID was measured with another kernel config; start a new RUN_ID rather than mixing configs"
-	grep -q "\"trace\": \"$TRACE\"" "$run/meta.json" ||
+	[ "$(recorded trace)" = "$TRACE" ] ||
 		die "run $RUN_ID was measured with another TRACE; start a new RUN_ID rather than mixing instrumentations"
-	grep -q "\"calib\": \"$CALIB\"" "$run/meta.json" &&
-		grep -q "\"calib_workloads\": \"$(echo $CALIB_WORKLOADS)\"" "$run/meta.json" ||
+	[ "$(recorded calib)" = "$CALIB" ] && [ "$(recorded calib_workloads)" = "$(echo $CALIB_WORKLOADS)" ] ||
 		die "run $RUN_ID was calibrated with another CALIB or CALIB_WORKLOADS; start a new RUN_ID"
 	# The report reads the sweeps from meta.json: one run, one SWEEP (a run
 	# from before sweeps has none).
-	recorded_sweep=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1])).get("sweep", ""))' "$run/meta.json")
+	recorded_sweep=$(recorded sweep || true)
 	[ "$recorded_sweep" = "$(echo $SWEEP)" ] ||
 		die "run $RUN_ID was measured with SWEEP='$recorded_sweep'; start a new RUN_ID rather than changing its sweeps"
 	log "resuming run $RUN_ID"
@@ -172,12 +191,13 @@ else
 		fixed=()
 		IFS=, read -ra kvs <<< "${SWEEP_FIXED[i]}"
 		for kv in "${kvs[@]}"; do fixed+=("${kv%%=*}:=${kv#*=}"); done
-		fields+=(fixed:="$(json_object "${fixed[@]}")")
+		fields+=(fixed:="$(record write "${fixed[@]}")")
 		for w in ${SWEEP_WORKLOADS[i]}; do fields+=("workloads[]=$w"); done
-		list_args+=("sweeps[]:=$(json_object "${fields[@]}")")
+		list_args+=("sweeps[]:=$(record write "${fields[@]}")")
 	done
-	json_object run_id="$RUN_ID" workloads="$WORKLOADS" sweep="$(echo $SWEEP)" \
-		"${list_args[@]}" \
+	# knobs: every knob as requested; accel and smp: what ran
+	record write run_id="$RUN_ID" workloads="$WORKLOADS" sweep="$(echo $SWEEP)" \
+		knobs:="$(record write "${knob_args[@]}")" "${list_args[@]}" \
 		duration_s:="$DURATION" repeat:="$REPEAT" accel="$ACCEL" smp:="$SMP" \
 		icount_shift:="$ICOUNT_SHIFT" trace="$TRACE" \
 		calib="$CALIB" calib_workloads="$(echo $CALIB_WORKLOADS)" flavor="$FLAVOR" \
@@ -229,7 +249,10 @@ for entry in "${plan[@]}"; do
 	[ $done_boots -eq 0 ] || remaining=$(( (total - i + 1) * done_secs / done_boots ))s
 	log "boot $i/$total $what (elapsed $(($(now) - t0))s, remaining ~$remaining)"
 	c0=$(now)
-	trace=none calib_arg= job=$(workload_job "$w")
+	trace=none calib_arg=
+	# The calibration boot's job is idle: it measures what the
+	# instrumentation adds to a window, not what a workload does.
+	if [ "$w" = calib ]; then job=mmlat.workload=idle; else job=$(workload_job "$w"); fi
 	if [ "$boot" = traced ]; then
 		trace=$TRACE
 		# Each injected window is read from the module's record of its
@@ -239,31 +262,17 @@ for entry in "${plan[@]}"; do
 		*" $w "*) [ -z "$CALIB" ] || calib_arg="mmlat.calib=$CALIB" ;;
 		esac
 	fi
-	# The calibration boot's job is idle: it measures what the
-	# instrumentation adds to a window, not what a workload does.
-	[ "$w" != calib ] || job=mmlat.workload=idle
 	TIMEOUT=${CELL_TIMEOUT:-$((DURATION * 20 + 240))} \
 	bash "$MMLAT_ROOT/bench/qemu.sh" "$staging" "$KERNELS_DIR/$n" "$guest_dir/initrd-$n.cpio" \
 		"$job mmlat.duration=$DURATION mmlat.trace=$trace mmlat.seed=$r $calib_arg" ||
 		failed=$((failed + 1))
 	. "$staging/boot.env"
-	cat > "$staging/cell.json" <<JSON
-{
-  "variant": "$n",
-  "workload": "$w",
-  "boot": "$boot",
-  "repeat": $r,
-  "status": "$status",
-  "cause": "$(printf '%s' "$cause" | sed 's/[\\"]/\\&/g' | tr -d '\000-\037')",
-  "wall_seconds": $wall_seconds,
-  "guest_seconds_to_runner": ${guest_seconds_to_runner:-null},
-  "accel": "$ACCEL",
-  "smp": $SMP,
-  "config_sha256": "$(cat "$config_dir/config.sha256")",
-  "series_sha256": "$(sed -n 's/.*"series_sha256": "\(.*\)".*/\1/p' "$KERNELS_DIR/$n/build.json")",
-  "qemu_cmdline": "$(sed 's/[\\"]/\\&/g' "$staging/qemu.cmdline")"
-}
-JSON
+	record write variant="$n" workload="$w" boot="$boot" repeat:="$r" status="$status" \
+		cause="$cause" wall_seconds:="$wall_seconds" \
+		guest_seconds_to_runner:="${guest_seconds_to_runner:-null}" accel="$ACCEL" smp:="$SMP" \
+		config_sha256="$(cat "$config_dir/config.sha256")" \
+		series_sha256="$(record get "$KERNELS_DIR/$n/build.json" series_sha256)" \
+		qemu_cmdline="$(cat "$staging/qemu.cmdline")" > "$staging/cell.json"
 	rm -f "$staging/boot.env" "$staging/qemu.cmdline"
 	mv "$staging" "$dest"
 	done_secs=$((done_secs + $(now) - c0)) done_boots=$((done_boots + 1))
@@ -273,11 +282,11 @@ log "matrix done in $(($(now) - t0))s: $total boots, $failed failed, in ${run#$M
 # STRICT=1 (the safety boots): any failed boot of the run, resumed ones
 # included, fails the matrix with every cause listed.
 if [ "${STRICT:-0}" = 1 ]; then
-	bad=$(grep -l '"status": "failed"' "$run"/cells/*/*/*/r*/cell.json 2>/dev/null || true)
-	if [ -n "$bad" ]; then
-		for f in $bad; do
-			printf '    %s: %s\n' "$(dirname "${f#$run/cells/}")" "$(sed -n 's/.*"cause": "\(.*\)",/\1/p' "$f")" >&2
-		done
-		die "$(echo "$bad" | wc -l) of $total boots failed in ${run#$MMLAT_ROOT/} (causes above)"
-	fi
+	nbad=0
+	for f in "$run"/cells/*/*/*/r*/cell.json; do
+		[ -f "$f" ] && [ "$(record get "$f" status)" = failed ] || continue
+		printf '    %s: %s\n' "$(dirname "${f#$run/cells/}")" "$(record get "$f" cause)" >&2
+		nbad=$((nbad + 1))
+	done
+	[ $nbad -eq 0 ] || die "$nbad of $total boots failed in ${run#$MMLAT_ROOT/} (causes above)"
 fi

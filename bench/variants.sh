@@ -22,17 +22,17 @@ resolve_variant() {
 	*)
 		VARIANT_NAME=$spec
 		line=$(grep -E "^${spec}:" "$VARIANTS_CONF" || true)
-		[ -n "$line" ] || die "unknown variant '$spec': not in ${VARIANTS_CONF#$MMLAT_ROOT/} (or use name=series-dir)"
+		[ -n "$line" ] || die "VARIANTS: unknown variant '$spec': not in ${VARIANTS_CONF#$MMLAT_ROOT/}, which declares: $(sed -n 's/^\([A-Za-z0-9_.-]*\):.*/\1/p' "$VARIANTS_CONF" | tr '\n' ' ')(or use name=series-dir)"
 		dirs=${line#*:}
 		;;
 	esac
 	case $VARIANT_NAME in
-	''|*[!A-Za-z0-9_.-]*) die "bad variant name '$VARIANT_NAME': use letters, digits, '.', '_' or '-'" ;;
+	''|*[!A-Za-z0-9_.-]*) die "VARIANTS: bad variant name '$VARIANT_NAME': use letters, digits, '.', '_' or '-'" ;;
 	esac
 	for d in $INSTRUMENTATION_SERIES $dirs; do
 		[ -d "$d" ] || d=$PATCHES_DIR/$d
-		[ -d "$d" ] || die "variant '$VARIANT_NAME': series directory '$d' does not exist"
-		[ -f "$d/series" ] || die "variant '$VARIANT_NAME': $d has no 'series' file"
+		[ -d "$d" ] || die "VARIANTS: variant '$VARIANT_NAME': series directory '$d' does not exist"
+		[ -f "$d/series" ] || die "VARIANTS: variant '$VARIANT_NAME': $d has no 'series' file"
 		VARIANT_SERIES+=("$(cd "$d" && pwd)")
 	done
 }

@@ -6,6 +6,8 @@
 # (mmlat.workload=imap) and the parameters (mmlat.params=n=256). What a
 # workload accepts is in bench/workloads.conf, and nowhere else.
 WORKLOADS_CONF=${WORKLOADS_CONF:-$MMLAT_ROOT/bench/workloads.conf}
+# the workload names (bench/knobs.conf)
+[ -n "${WORKLOAD_NAMES:-}" ] || . "$MMLAT_ROOT/bench/knobs.sh"
 
 # workload_keys NAME: "n=1..4096 (what), ..." for NAME; empty if it takes none.
 workload_keys() {
@@ -17,11 +19,12 @@ workload_keys() {
 # check_workload ENTRY [WHAT]: dies, naming the entry (or WHAT, the knob
 # it came from) and the keys its workload accepts, unless every parameter
 # of ENTRY is a known key of its workload, given once, with a canonical
-# decimal value in the key's range. A plain NAME passes unchecked, as
-# before parameters existed.
+# decimal value in the key's range, and its name one of WORKLOAD_NAMES
+# (bench/knobs.conf).
 check_workload() {
 	local entry=$1 what=${2:-} name params keys kv key val min max seen=,
 	[ -n "$what" ] || what="WORKLOADS entry '$entry'"
+	check_workload_name "$what" "${entry%%:*}"
 	case $entry in *:*) ;; *) return 0 ;; esac
 	name=${entry%%:*} params=${entry#*:}
 	keys=$(workload_keys "$name")

@@ -57,6 +57,8 @@ build_base() {
 	install -m 755 "$out.workloads.$$"/mmlat-* "$root/bin/"
 	rm -rf "$out.workloads.$$"
 	install -m 755 "$MMLAT_ROOT/guest/runner.sh" "$root/init"
+	# the knobs' defaults and allowed values, which the runner checks its job against
+	install -D -m 644 "$MMLAT_ROOT/bench/knobs.conf" "$root/etc/mmlat/knobs.conf"
 	pack "$root" "$out"
 	rm -rf "$root"
 	log "base initramfs: ${out#$MMLAT_ROOT/} ($(du -h "$out" | cut -f1), sha256 $(sha256sum "$out" | cut -c1-12))"
@@ -64,7 +66,7 @@ build_base() {
 
 build_module() {
 	local variant=$1 out=$2 obj src root
-	obj=$(sed -n 's/.*"obj_dir": "\(.*\)".*/\1/p' "$KERNELS_DIR/$variant/build.json" 2>/dev/null) ||
+	obj=$(python3 "$MMLAT_ROOT/bench/record.py" get "$KERNELS_DIR/$variant/build.json" obj_dir 2>/dev/null) ||
 		true
 	[ -n "$obj" ] && [ -d "$obj" ] || die "kernel '$variant' is not built: run make kernels"
 	root=$out.root.$$

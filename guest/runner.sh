@@ -10,12 +10,17 @@
 # runner's own; the host checks them against bench/workloads.conf; absent
 # for a plain workload), duration (s), size_mib (workload region), trace
 # (full|max|windows|none), calib (e.g. "preempt/irq:200/1000x3,ptl:50", see
-# calib_windows), seed (the repeat index: see seed_offset).
+# calib_windows), seed (the repeat index: see seed_offset). Defaults and
+# allowed values: /etc/mmlat/knobs.conf, the host's bench/knobs.conf; a
+# value it does not allow fails the boot, naming the key, the value and
+# what is allowed.
 set -eu
 
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin
 T=/sys/kernel/tracing
 OUT=/out
+CMDLINE=${MMLAT_CMDLINE:-/proc/cmdline}
+KNOBS=${MMLAT_KNOBS:-/etc/mmlat/knobs.conf}
 
 say() { echo "mmlat-runner: $*" > /dev/console; }
 
@@ -76,9 +81,30 @@ prepare_workload() {
 	esac
 }
 
+# knob NAME: NAME's value in knobs.conf.
+knob() {
+	[ -r "$KNOBS" ] || fail "no $KNOBS in the image"
+	sed -n "s/^$1=//p" "$KNOBS"
+}
+
+# job_one_of KEY VALUE LIST / job_int KEY VALUE "MIN MAX": the job value
+# is allowed, or the boot fails naming it.
+job_one_of() {
+	case " $3 " in *" $2 "*) return 0 ;; esac
+	fail "job key $1='$2' is not allowed: one of $3"
+}
+job_int() {
+	case $2 in
+	''|*[!0-9]*|0?*) fail "job key $1='$2' is not allowed: an integer in ${3% *}..${3#* }" ;;
+	esac
+	[ "$2" -ge "${3% *}" ] && [ "$2" -le "${3#* }" ] ||
+		fail "job key $1='$2' is not allowed: an integer in ${3% *}..${3#* }"
+}
+
 read_job() {
-	workload=idle params= duration=10 trace=full calib= seed=1 size_mib=16
-	for arg in $(cat /proc/cmdline); do
+	workload=idle params= duration=$(knob DURATION_DEFAULT) trace=$(knob TRACE_DEFAULT)
+	calib= seed=1 size_mib=16
+	for arg in $(cat "$CMDLINE"); do
 		case $arg in
 		mmlat.*=*)
 			key=${arg#mmlat.}
@@ -90,6 +116,12 @@ read_job() {
 			;;
 		esac
 	done
+	# probe: the accelerator probe's boot (bench/accel.sh)
+	job_one_of workload "$workload" "$(knob WORKLOAD_NAMES) probe"
+	job_one_of trace "$trace" "$(knob TRACE_VALUES)"
+	job_int duration "$duration" "$(knob DURATION_RANGE)"
+	job_int seed "$seed" "0 999999999"
+	job_int size_mib "$size_mib" "1 1024"
 	ncpu=$(grep -c ^processor /proc/cpuinfo)
 }
 
@@ -388,4 +420,5 @@ main() {
 	reboot -f
 }
 
-main
+# MMLAT_RUNNER_LIB=1: define the functions only (the host's unit tests).
+[ "${MMLAT_RUNNER_LIB:-0}" = 1 ] || main

@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -191,6 +192,8 @@ STUBS = {
         touch "$d/System.map" "$d/config"
         """),
     "guest/initramfs.sh": 'echo "$1" > "${!#}"\n',
+    # ACCEL=auto: the probe's verdict
+    "bench/accel.sh": "echo tcg-icount\n",
     # One line per boot in boots.log: the output dir and the guest job.
     # STUB_FAIL: boots whose job contains it fail.
     "bench/qemu.sh": textwrap.dedent("""\
@@ -198,9 +201,9 @@ STUBS = {
         echo "${out#$MMLAT_RESULTS/} $job" >> "$MMLAT_RESULTS/boots.log"
         mkdir -p "$out/guest"
         echo "$job" > "$out/console.log"
-        echo qemu-stub > "$out/qemu.cmdline"
+        printf '%s\\n' "${STUB_QEMU:-qemu-stub}" > "$out/qemu.cmdline"
         status=ok cause=
-        case $job in *"${STUB_FAIL:-none-fails}"*) status=failed cause="stub failure" ;; esac
+        case $job in *"${STUB_FAIL:-none-fails}"*) status=failed cause=${STUB_CAUSE:-stub failure} ;; esac
         printf 'status=%s\\ncause=%q\\nwall_seconds=1\\nguest_seconds_to_runner=2\\n' \\
             "$status" "$cause" > "$out/boot.env"
         [ "$status" = ok ]
@@ -211,7 +214,8 @@ STUBS = {
 @pytest.fixture
 def matrix(tmp_path):
     root = tmp_path / "root"
-    for name in ("run-matrix.sh", "lib.sh", "variants.sh", "workloads.sh", "workloads.conf"):
+    for name in ("run-matrix.sh", "lib.sh", "variants.sh", "workloads.sh", "workloads.conf",
+                 "knobs.sh", "knobs.conf", "record.py"):
         (root / "bench").mkdir(parents=True, exist_ok=True)
         (root / "bench" / name).write_text((ROOT / "bench" / name).read_text())
     for rel, body in STUBS.items():
@@ -579,3 +583,184 @@ def test_make_lists_sweep_and_keeps_it_out_of_calibrate_and_check_kernels():
         matrix_line = [line for line in make_dry(target, "RUN_ID=x", "SWEEP=imap:n=1,2")
                        if "run-matrix.sh" in line or "WORKLOADS=" in line][0]
         assert " SWEEP= " in matrix_line, target
+
+
+# Every knob is checked at the entry of bench/run-matrix.sh, before the
+# config stage: a bad value fails within 2 s, naming the knob, the value
+# and what is allowed, and writes nothing under results/ or build/.
+def tree(path):
+    return sorted(p.relative_to(path).as_posix() for p in path.rglob("*"))
+
+
+BAD_KNOBS = [
+    ({"TRACE": "window"}, "TRACE='window' is not allowed: TRACE takes one of: windows max full none"),
+    ({"ACCEL": "bogus"}, "ACCEL='bogus' is not allowed: TRACE takes".replace("TRACE", "ACCEL")
+     + " one of: auto kvm tcg-icount tcg-mt"),
+    ({"DURATION": "abc"}, "DURATION='abc' is not allowed: DURATION takes an integer in 1..3600"),
+    ({"DURATION": "0"}, "DURATION='0' is not allowed: DURATION takes an integer in 1..3600"),
+    ({"REPEAT": "0"}, "REPEAT='0' is not allowed: REPEAT takes an integer in 1..1000"),
+    ({"REPEAT": "1x"}, "REPEAT='1x' is not allowed: REPEAT takes an integer in 1..1000"),
+    ({"SMP": "x", "ACCEL": "tcg-mt"}, "SMP='x' is not allowed: SMP takes an integer in 1..64"),
+    ({"SMP": "2"}, "SMP=2 with ACCEL=tcg-icount: QEMU's icount mode hangs bringing up a "
+                   "second vCPU; use SMP=1, or ACCEL=tcg-mt / kvm"),
+    ({"WORKLOADS": "munmap bogus"}, "WORKLOADS entry 'bogus': unknown workload 'bogus': a "
+                                    "workload is one of: munmap exit truncate fork mixed"),
+    ({"WORKLOADS": "bogus:n=1"}, "WORKLOADS entry 'bogus:n=1': unknown workload 'bogus'"),
+    ({"WORKLOADS": "imap:n=0"}, "WORKLOADS entry 'imap:n=0': n=0 is not an integer in 1..4096"),
+    ({"SWEEP": "bogus:n=1,2"}, "SWEEP 'bogus:n=1,2' (entry 'bogus:n=1'): unknown workload 'bogus'"),
+    ({"VARIANTS": "base nosuch"}, "VARIANTS: unknown variant 'nosuch': not in "),
+    ({"VARIANTS": "base base"}, "VARIANTS='base base' is not allowed: VARIANTS takes each "
+                                "variant once"),
+    ({"CALIB": "bogus:10"}, "CALIB='bogus:10'"),
+    ({"CALIB_WORKLOADS": "munmpa"}, "CALIB_WORKLOADS names 'munmpa', which is neither calib "
+                                    "nor one of WORKLOADS (munmap idle)"),
+    ({"CALIB": "", "CALIB_WORKLOADS": "bogus"}, "CALIB_WORKLOADS entry 'bogus': unknown workload"),
+    ({"STRICT": "yes"}, "STRICT='yes' is not allowed: STRICT takes one of: 0 1"),
+    ({"RUN_ID": "../x"}, "RUN_ID='../x' is not allowed"),
+    ({"FLAVOR": "fast"}, "unknown FLAVOR=fast (bench or check)"),
+]
+
+
+@pytest.mark.parametrize("env, message", BAD_KNOBS, ids=[
+    "-".join("%s=%s" % kv for kv in env.items()) for env, _ in BAD_KNOBS])
+def test_matrix_refuses_every_bad_knob_at_the_entry(matrix, tmp_path, env, message):
+    run_matrix, run = matrix
+    build_before = tree(tmp_path / "build")
+    t0 = time.monotonic()
+    proc, boots = run_matrix(**env)
+    secs = time.monotonic() - t0
+    assert proc.returncode != 0 and message in proc.stderr, proc.stderr
+    assert secs < 2, secs
+    assert "stage 1/4" not in proc.stderr and boots == []
+    assert not (tmp_path / "results").exists()
+    assert tree(tmp_path / "build") == build_before
+
+
+# The same from the real bench/run-matrix.sh, with the bad inputs the
+# issue measured; LINUX_TARBALL points nowhere, so that a knob the entry
+# missed could not get far into the config stage.
+@pytest.mark.parametrize("knob, value", [
+    ("TRACE", "window"), ("ACCEL", "bogus"), ("DURATION", "abc"), ("WORKLOADS", "bogus"),
+    ("REPEAT", "0"), ("SMP", "x")])
+def test_real_matrix_refuses_bad_knobs_before_the_config(tmp_path, knob, value):
+    results, build = tmp_path / "results", tmp_path / "build"
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("VARIANTS", "WORKLOADS", "SWEEP", "DURATION", "REPEAT", "ACCEL", "SMP",
+                        "TRACE", "CALIB", "CALIB_WORKLOADS", "FLAVOR", "STRICT")}
+    env.update(RESULTS_DIR=str(results), BUILD_DIR=str(build), RUN_ID="bad",
+               LINUX_TARBALL=str(tmp_path / "none.tar.xz"), **{knob: value})
+    t0 = time.monotonic()
+    proc = subprocess.run(["bash", "bench/run-matrix.sh"], cwd=ROOT, env=env, text=True,
+                          capture_output=True, timeout=60)
+    secs = time.monotonic() - t0
+    assert proc.returncode != 0, proc.stderr
+    assert "%s entry '%s'" % (knob, value) in proc.stderr if knob == "WORKLOADS" else (
+        "%s='%s' is not allowed: %s takes " % (knob, value, knob) in proc.stderr), proc.stderr
+    assert "stage 1/4" not in proc.stderr and secs < 2, (secs, proc.stderr)
+    assert not results.exists() and not build.exists()
+
+
+def test_meta_records_every_knob_requested_and_what_ran(matrix):
+    run_matrix, run = matrix
+    proc, _ = run_matrix(ACCEL="auto", CALIB="", REPEAT="1")
+    assert proc.returncode == 0, proc.stderr
+    meta = json.loads((run / "meta.json").read_text())
+    assert meta["knobs"] == {
+        "VARIANTS": "base patch", "WORKLOADS": "munmap idle", "SWEEP": "", "DURATION": "1",
+        "REPEAT": "1", "ACCEL": "auto", "SMP": "", "TRACE": "windows", "CALIB": "",
+        "CALIB_WORKLOADS": "idle", "FLAVOR": "bench", "STRICT": "0", "RUN_ID": "t"}
+    # what ran: the probe's accelerator and its default vCPU count
+    assert (meta["accel"], meta["smp"], meta["trace"]) == ("tcg-icount", 1, "windows")
+    assert (meta["duration_s"], meta["repeat"], meta["calib"]) == (1, 1, "")
+
+
+def test_defaults_have_one_home():
+    conf = dict(line.split("=", 1) for line in (ROOT / "bench/knobs.conf").read_text()
+                .splitlines() if line and not line.startswith("#"))
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("TRACE", "DURATION", "REPEAT", "ACCEL", "WORKLOADS", "VARIANTS",
+                        "MAKEFLAGS")}
+    out = subprocess.run(["make", "--no-print-directory", "help"], cwd=ROOT, env=env,
+                         text=True, capture_output=True, check=True).stdout
+    assert "TRACE=%s (of: %s;" % (conf["TRACE_DEFAULT"], conf["TRACE_VALUES"]) in out
+    assert "ACCEL=%s (%s)" % (conf["ACCEL_DEFAULT"], conf["ACCEL_VALUES"]) in out
+    assert "DURATION=%s (" % conf["DURATION_DEFAULT"] in out
+    assert 'WORKLOADS="%s" (of: %s;' % (conf["WORKLOADS_DEFAULT"], conf["WORKLOAD_NAMES"]) in out
+    # no other literal default for these knobs in the scripts or the runner
+    for rel in ("Makefile", "bench/run-matrix.sh", "guest/runner.sh"):
+        text = (ROOT / rel).read_text()
+        for bad in ("TRACE:-windows", "DURATION:-5", "duration=10", "trace=full calib",
+                    "TRACE     ?= windows", "DURATION  ?= 5"):
+            assert bad not in text, (rel, bad)
+
+
+# The guest runner checks its job against the same knobs.conf: an unknown
+# value fails the boot instead of falling back to a default. Its functions
+# run on the host with MMLAT_RUNNER_LIB=1 and a command line from a file.
+def runner_job(tmp_path, cmdline):
+    (tmp_path / "cmdline").write_text(cmdline + "\n")
+    script = ('. guest/runner.sh; trap - EXIT; fail() { echo "FAIL: $*"; exit 3; }; '
+              'read_job; echo "workload=$workload trace=$trace duration=$duration seed=$seed"')
+    return run(["sh", "-c", script], {"MMLAT_RUNNER_LIB": "1",
+                                      "MMLAT_CMDLINE": str(tmp_path / "cmdline"),
+                                      "MMLAT_KNOBS": str(ROOT / "bench/knobs.conf")})
+
+
+def test_runner_takes_its_defaults_from_knobs_conf(tmp_path):
+    proc = runner_job(tmp_path, "console=ttyS0 mmlat.workload=munmap mmlat.seed=0")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.strip() == "workload=munmap trace=windows duration=5 seed=0"
+    proc = runner_job(tmp_path, "mmlat.workload=probe")
+    assert proc.returncode == 0 and proc.stdout.startswith("workload=probe ")
+
+
+@pytest.mark.parametrize("cmdline, message", [
+    ("mmlat.workload=munmap mmlat.trace=bogus",
+     "job key trace='bogus' is not allowed: one of windows max full none"),
+    ("mmlat.workload=bogus", "job key workload='bogus' is not allowed: one of munmap exit"),
+    ("mmlat.workload=idle mmlat.duration=abc",
+     "job key duration='abc' is not allowed: an integer in 1..3600"),
+    ("mmlat.workload=idle mmlat.duration=0", "job key duration='0' is not allowed"),
+    ("mmlat.workload=idle mmlat.seed=-1", "job key seed='-1' is not allowed"),
+    ("mmlat.workload=idle mmlat.colour=red", "unknown job key 'colour'"),
+])
+def test_runner_rejects_an_unknown_job_value(tmp_path, cmdline, message):
+    proc = runner_job(tmp_path, cmdline)
+    assert proc.returncode == 3 and "FAIL: " + message in proc.stdout, proc.stdout + proc.stderr
+
+
+# Records: written and read by bench/record.py (Python's json). A value
+# with quotes, backslashes and newlines survives the round trip.
+NASTY = {"cause": 'runner: FAIL: "quoted" \\back\\slash\nsecond line\ttab $HOME `x`',
+         "qemu_cmdline": "qemu-system-x86_64 -kernel '/tmp/a dir/\"b\"\\c/bzImage' "
+                         "-drive file=/x,,y/results.img"}
+
+
+def test_record_round_trips_quotes_backslashes_and_newlines(tmp_path):
+    out = run(["python3", "bench/record.py", "write", "repeat:=2", "wall:=.5",
+               "cause=" + NASTY["cause"], "qemu_cmdline=" + NASTY["qemu_cmdline"],
+               "list[]=a", "list[]:=1"], check=True).stdout
+    doc = json.loads(out)
+    assert doc == dict(NASTY, repeat=2, wall=0.5, list=["a", 1])
+    path = tmp_path / "r.json"
+    path.write_text(out)
+    for key, value in NASTY.items():
+        got = run(["python3", "bench/record.py", "get", str(path), key], check=True).stdout
+        assert got == value + "\n"
+    assert run(["python3", "bench/record.py", "get", str(path), "repeat"]).stdout == "2\n"
+    missing = run(["python3", "bench/record.py", "get", str(path), "nosuch"])
+    assert missing.returncode == 3 and "has no 'nosuch'" in missing.stderr
+
+
+def test_cell_json_keeps_a_console_cause_and_a_qemu_path_intact(matrix):
+    run_matrix, run = matrix
+    proc, boots = run_matrix(CALIB="", REPEAT="1", WORKLOADS="munmap", STRICT="1",
+                             STUB_FAIL="mmlat.trace=windows", STUB_CAUSE=NASTY["cause"],
+                             STUB_QEMU=NASTY["qemu_cmdline"])
+    assert proc.returncode != 0 and "2 of 4 boots failed" in proc.stderr, proc.stderr
+    cell = json.loads((run / "cells/base/munmap/traced/r1/cell.json").read_text())
+    assert (cell["status"], cell["cause"]) == ("failed", NASTY["cause"])
+    assert cell["qemu_cmdline"] == NASTY["qemu_cmdline"]
+    assert cell["series_sha256"] == "e3b0" and cell["wall_seconds"] == 1
+    assert "base/munmap/traced/r1: " + NASTY["cause"] in proc.stderr
+

@@ -1,0 +1,35 @@
+# The knobs' defaults and allowed values, from bench/knobs.conf (their one
+# home), and the checks bench/run-matrix.sh runs on every knob before it
+# builds anything; sourced after lib.sh.
+KNOBS_CONF=${KNOBS_CONF:-$MMLAT_ROOT/bench/knobs.conf}
+while IFS= read -r knob_line || [ -n "$knob_line" ]; do
+	case $knob_line in ''|'#'*) continue ;; esac
+	printf -v "${knob_line%%=*}" '%s' "${knob_line#*=}"
+done < "$KNOBS_CONF"
+unset knob_line
+
+# record ARG...: bench/record.py, the serializer of the run's JSON records.
+record() { python3 "$MMLAT_ROOT/bench/record.py" "$@"; }
+
+# knob_die KNOB VALUE ALLOWED: the error every bad knob gets, naming the
+# knob, its value and what it allows.
+knob_die() { die "$1='$2' is not allowed: $1 takes $3"; }
+
+# check_one_of KNOB VALUE LIST
+check_one_of() {
+	case " $3 " in *" $2 "*) return 0 ;; esac
+	knob_die "$1" "$2" "one of: $3"
+}
+
+# check_int KNOB VALUE "MIN MAX": a canonical decimal integer in range.
+check_int() {
+	local min=${3% *} max=${3#* }
+	[[ $2 =~ ^(0|[1-9][0-9]{0,8})$ ]] && [ "$2" -ge "$min" ] && [ "$2" -le "$max" ] ||
+		knob_die "$1" "$2" "an integer in $min..$max"
+}
+
+# check_workload_name WHAT NAME: NAME is a workload the runner knows.
+check_workload_name() {
+	case " $WORKLOAD_NAMES " in *" $2 "*) return 0 ;; esac
+	die "$1: unknown workload '$2': a workload is one of: $WORKLOAD_NAMES (parameters: NAME:KEY=VALUE,... as bench/workloads.conf allows)"
+}
