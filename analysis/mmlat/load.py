@@ -272,8 +272,10 @@ def _module_dump(parser, path):
         raise UnreadableRun("%s: %s" % (path, e))
 
 
-def load_cell(run_dir, variant, workload, boot, rep, cell_dir):
-    """One boot of a cell: boot is "clean" or "traced", rep the repeat N."""
+def load_cell(run_dir, variant, workload, boot, rep, cell_dir, trace=None):
+    """One boot of a cell: boot is "clean" or "traced", rep the repeat N.
+    trace: the run's TRACE from meta.json, which says where a traced boot's
+    windows are (None, a run from before meta.json had it: what it has)."""
     cell = {"variant": variant, "workload": workload, "boot": boot, "repeat": rep,
             "dir": cell_dir, "meta": _json(os.path.join(cell_dir, "cell.json"))}
     cell["status"] = cell["meta"].get("status", "unknown")
@@ -323,8 +325,9 @@ def load_cell(run_dir, variant, workload, boot, rep, cell_dir):
     cell["counters"] = tracer_counters(mod, locks) if mod else None
     for tr in TRACERS:
         wp = os.path.join(g, "windows", tr + ".hist")
+        # hist triggers under TRACE=full only; TRACE=windows: the module's
         w = {"hist": {}, "by_class": {}, "sites": {}, "dropped": 0,
-             "present": _exists(wp), "max": None}
+             "present": trace in (None, "full") and _exists(wp), "max": None}
         if w["present"]:
             d = parse.parse_hist_trigger(wp)
             w["dropped"] = d["dropped"]
@@ -413,7 +416,8 @@ def load_run(run_dir):
                 if not os.path.isdir(bd):
                     continue
                 for rep, path in _repeat_dirs(bd):
-                    c = load_cell(run_dir, v, w, boot, rep, path)
+                    c = load_cell(run_dir, v, w, boot, rep, path,
+                                  trace=run["meta"].get("trace"))
                     # cell.json may lack the config hash: take the variant build's
                     k = run["kernels"].get(v, {})
                     if "config_sha256" not in c["meta"] and k.get("config_sha256"):

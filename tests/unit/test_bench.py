@@ -764,3 +764,29 @@ def test_cell_json_keeps_a_console_cause_and_a_qemu_path_intact(matrix):
     assert cell["series_sha256"] == "e3b0" and cell["wall_seconds"] == 1
     assert "base/munmap/traced/r1: " + NASTY["cause"] in proc.stderr
 
+
+# The analysis takes the traced boots' instrumentation from meta.json's
+# "trace", not from the files a boot happens to have: a stray hist-trigger
+# dump in a TRACE=windows run is not read as TRACE=full's windows.
+def test_analysis_reads_the_trace_mode_from_meta(tmp_path):
+    import sys
+    for p in (ROOT / "analysis", ROOT / "analysis/tests"):
+        if str(p) not in sys.path:
+            sys.path.insert(0, str(p))
+    import fakerun
+    from mmlat import load
+    root = fakerun.make_run(str(tmp_path / "r"), trace="windows", repeats=2, failed=False)
+    want = load.load_run(root)
+    traced = [c for c in want["cells"] if c["boot"] == "traced"]
+    assert traced
+    stray = Path(traced[0]["dir"]) / "guest/windows/preemptoff.hist"
+    stray.write_text("# event histogram\n\nTotals:\n    Hits: 0\n    Entries: 0\n    Dropped: 0\n")
+    got = load.load_run(root)
+    assert [c["windows"] for c in got["cells"]] == [c["windows"] for c in want["cells"]]
+    # a run whose meta.json has no "trace" (before it was recorded): its files
+    meta = Path(root) / "meta.json"
+    doc = json.loads(meta.read_text())
+    del doc["trace"]
+    meta.write_text(json.dumps(doc))
+    old = load.load_run(root)
+    assert [c["windows"] for c in old["cells"]] != [c["windows"] for c in want["cells"]]
