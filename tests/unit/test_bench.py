@@ -686,6 +686,9 @@ def test_defaults_have_one_home():
     assert "ACCEL=%s (%s)" % (conf["ACCEL_DEFAULT"], conf["ACCEL_VALUES"]) in out
     assert "DURATION=%s (" % conf["DURATION_DEFAULT"] in out
     assert 'WORKLOADS="%s" (of: %s;' % (conf["WORKLOADS_DEFAULT"], conf["WORKLOAD_NAMES"]) in out
+    # the drivers' own default (workloads/common.c), should one run without -d
+    assert "o->duration = %s;" % conf["DURATION_DEFAULT"] in (
+        ROOT / "workloads/common.c").read_text()
     # no other literal default for these knobs in the scripts or the runner
     for rel in ("Makefile", "bench/run-matrix.sh", "guest/runner.sh"):
         text = (ROOT / rel).read_text()
