@@ -7,9 +7,13 @@
 # Complete boots are never rewritten: a rerun with the same RUN_ID resumes,
 # a new RUN_ID starts afresh.
 #
+# Defaults and allowed values of every knob: bench/knobs.conf; all are
+# checked before stage 1, and a bad one stops the run naming the knob, the
+# value and what is allowed.
+#
 # env: VARIANTS (specs), WORKLOADS (entries NAME or NAME:KEY=VALUE,...,
 # parameters as bench/workloads.conf allows; the entry names the cell;
-# unset: munmap exit truncate fork, empty: none), SWEEP (sweeps
+# unset: WORKLOADS_DEFAULT, empty: none), SWEEP (sweeps
 # NAME:KEY=V1,V2,...[,KEY=VALUE...], whose entries join WORKLOADS:
 # bench/workloads.sh), DURATION (guest s), REPEAT, ACCEL
 # (auto|kvm|tcg-icount|tcg-mt), SMP, RUN_ID, TRACE (full|max|windows|none:
