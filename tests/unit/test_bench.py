@@ -704,7 +704,9 @@ def runner_job(tmp_path, cmdline):
     (tmp_path / "cmdline").write_text(cmdline + "\n")
     script = ('. guest/runner.sh; trap - EXIT; fail() { echo "FAIL: $*"; exit 3; }; '
               'read_job; echo "workload=$workload trace=$trace duration=$duration seed=$seed"')
-    return run(["sh", "-c", script], {"MMLAT_RUNNER_LIB": "1",
+    # the guest's shell, busybox's, where the host has it
+    shell = ["busybox", "sh"] if shutil.which("busybox") else ["sh"]
+    return run([*shell, "-c", script], {"MMLAT_RUNNER_LIB": "1",
                                       "MMLAT_CMDLINE": str(tmp_path / "cmdline"),
                                       "MMLAT_KNOBS": str(ROOT / "bench/knobs.conf")})
 
