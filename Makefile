@@ -57,7 +57,7 @@ ANALYSIS = PYTHONPATH=analysis $(PYTHON) -m mmlat
 # calibration boots (exit 2: CALIB empty, TRACE=none) as not calibrated.
 calibration_check = $(ANALYSIS) calibrate "$(1)" || true
 
-.PHONY: help deps bench kernels guest report compare calibrate check-kernels test \
+.PHONY: help deps check-variants bench kernels guest report compare calibrate check-kernels test \
 	test-unit test-integration clean distclean
 
 help:
@@ -123,7 +123,11 @@ bench:
 	@$(call calibration_check,$$(cat results/.latest))
 	@$(ANALYSIS) report "$$(cat results/.latest)" --baseline $(BASELINE) --patched $(PATCHED)
 
-kernels: deps
+# VARIANTS checked before anything else runs (deps, the config).
+check-variants:
+	@bash -c '. bench/lib.sh; . bench/variants.sh; for v; do resolve_variant "$$v"; done' - $(VARIANTS)
+
+kernels: check-variants deps
 	@bash bench/kconfig.sh make build/config/bench
 	@for v in $(VARIANTS); do bash bench/build.sh "$$v" build/config/bench || exit 1; done
 

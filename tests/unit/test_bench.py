@@ -795,3 +795,14 @@ def test_analysis_reads_the_trace_mode_from_meta(tmp_path):
     meta.write_text(json.dumps(doc))
     old = load.load_run(root)
     assert [c["windows"] for c in old["cells"]] != [c["windows"] for c in want["cells"]]
+
+
+def test_make_kernels_checks_the_variants_before_the_config(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "MAKEFLAGS"}
+    env.update(BUILD_DIR=str(tmp_path / "build"), LINUX_TARBALL=str(tmp_path / "none"))
+    t0 = time.monotonic()
+    proc = subprocess.run(["make", "--no-print-directory", "kernels", "VARIANTS=baseline nosuch"],
+                          cwd=ROOT, env=env, text=True, capture_output=True, timeout=60)
+    assert proc.returncode != 0 and "VARIANTS: unknown variant 'nosuch'" in proc.stderr
+    assert "declares: mainline baseline patched" in proc.stderr
+    assert time.monotonic() - t0 < 2 and not (tmp_path / "build").exists()
