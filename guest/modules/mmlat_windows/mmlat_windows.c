@@ -1234,10 +1234,15 @@ static struct lock_hook lock_hooks[] = {
 	LOCK_HOOK("up_read", MODE_RWSEM_W, mw_sleep_unlock_hook),
 };
 
+/* Does the kernel's i_mmap or anon_vma lock belong to this family? */
+static bool family_in_use(int family)
+{
+	return family == I_MMAP_MODE || family == ANON_VMA_MODE;
+}
+
 static bool hook_wanted(const struct lock_hook *lh)
 {
-	return lh->family == MODE_SPIN || lh->family == I_MMAP_MODE ||
-	       lh->family == ANON_VMA_MODE;
+	return lh->family == MODE_SPIN || family_in_use(lh->family);
 }
 
 /*
@@ -1270,11 +1275,6 @@ static struct try_hook try_hooks[] = {
 	TRY_HOOK("down_read_trylock", MODE_RWSEM_W, mw_try_read_return),
 	TRY_HOOK("down_write_trylock", MODE_RWSEM_W, mw_try_write_return),
 };
-
-static bool try_wanted(const struct try_hook *th)
-{
-	return th->family == I_MMAP_MODE || th->family == ANON_VMA_MODE;
-}
 
 static int hook_trylock(struct try_hook *th)
 {
@@ -1470,7 +1470,7 @@ static int register_probes(void)
 		lock_hooks[i].registered = true;
 	}
 	for (i = 0; i < ARRAY_SIZE(try_hooks); i++) {
-		if (!try_wanted(&try_hooks[i]))
+		if (!family_in_use(try_hooks[i].family))
 			continue;
 		ret = hook_trylock(&try_hooks[i]);
 		if (ret) {
