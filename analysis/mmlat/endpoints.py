@@ -59,6 +59,12 @@ class Endpoint:
     def boot(self):
         return "clean" if self.kind in ("latency", "throughput") else "traced"
 
+    @property
+    def covers(self):
+        """What a window endpoint covers, for labels: its class, or the zap
+        path; the name otherwise."""
+        return self.name[:-len(" window")] if self.name.endswith(" window") else self.name
+
     def value(self, cell):
         """This endpoint of one loaded boot (load.load_cell), floored; None
         when the boot does not have it (no throughput line)."""

@@ -468,11 +468,6 @@ def headline_label(e):
     return detail_label(e) + ("" if e.kind == "throughput" else " us")
 
 
-def window_name(e):
-    """A window endpoint by what it covers: a class, or the zap path."""
-    return e.name[:-len(" window")] if e.name.endswith(" window") else e.name
-
-
 def comparison_row(c, label):
     e = c.spec
     below = floored(c.base, e), floored(c.patched, e)
@@ -539,7 +534,7 @@ def method_lines(s):
 def detail_label(e):
     """An endpoint in a table whose heading names the unit."""
     if e.kind == "window":
-        return "%s max" % window_name(e)
+        return "%s max" % e.covers
     if e.kind == "hold":
         return "%s hold max" % e.of
     return e.unit if e.kind == "throughput" else e.of

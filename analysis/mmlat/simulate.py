@@ -113,7 +113,7 @@ def measured_cvs(workloads, path=AA_STUDY):
         measured = study[w]["endpoints"]
         out[w] = []
         for e in endpoints.primary(w):
-            name = key.get(e.name) or ("window max, " + e.name[:-len(" window")]
+            name = key.get(e.name) or ("window max, " + e.covers
                                        if e.kind == "window" else e.name)
             out[w].append((e.name, measured[name]["cv"]))
     return out
