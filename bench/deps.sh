@@ -5,8 +5,7 @@ set -euo pipefail
 
 PACKAGES="linux-source-6.1 build-essential bc bison flex libelf-dev libssl-dev
 cpio dwarves kmod rsync xz-utils ccache qemu-system-x86 rt-tests stress-ng
-busybox-static trace-cmd rtla gnuplot-nox python3-matplotlib python3-numpy
-python3-pytest"
+busybox-static python3-matplotlib python3-numpy python3-pytest"
 
 missing=
 for p in $PACKAGES; do

@@ -1,10 +1,10 @@
 #!/bin/bash
 # Build the guest initramfs images.
 #
-#   base: busybox, cyclictest, stress-ng, trace-cmd, rtla with their shared
-#         libraries, our workload drivers and the runner as /init. The same
-#         for every variant, and byte-for-byte reproducible (sorted entries,
-#         zero mtimes, root ownership).
+#   base: busybox, cyclictest and stress-ng with their shared libraries,
+#         our workload drivers and the runner as /init. The same for every
+#         variant, and byte-for-byte reproducible (sorted entries, zero
+#         mtimes, root ownership).
 #   module (per variant): the guest modules (calibration, windows) built
 #         against that variant's kernel, appended to the base at boot (the
 #         kernel unpacks concatenated cpio archives in order).
@@ -14,7 +14,7 @@
 set -euo pipefail
 . "$(dirname "$0")/../bench/lib.sh"
 
-GUEST_TOOLS="busybox cyclictest stress-ng trace-cmd rtla"
+GUEST_TOOLS="busybox cyclictest stress-ng"
 # Out-of-tree guest modules (guest/modules/NAME/NAME.c), built per variant.
 GUEST_MODULES="mmlat_calib mmlat_windows"
 
