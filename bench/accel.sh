@@ -22,7 +22,11 @@ why="no usable /dev/kvm"
 if [ -r /dev/kvm ] && [ -w /dev/kvm ]; then
 	probe=$BUILD_DIR/accel-probe
 	rm -rf "$probe"
-	if ACCEL=kvm SMP=2 TIMEOUT=${KVM_PROBE_TIMEOUT:-60} \
+	timeout=${KVM_PROBE_TIMEOUT:-60}
+	# run-matrix passes its copy of the kernel, guest/run-*/kernel-NAME
+	kernel=$(basename "$1")
+	log "accelerator probe: booting '${kernel#kernel-}' under KVM to see if it reaches the runner (up to ${timeout} s)"
+	if ACCEL=kvm SMP=2 TIMEOUT=$timeout \
 	   bash "$MMLAT_ROOT/bench/qemu.sh" "$probe" "$1" "$2" "mmlat.workload=probe" 2>/dev/null; then
 		mode=kvm
 		why="probe boot reached the guest runner"

@@ -41,6 +41,7 @@ build_base() {
 	root=$out.root.$$
 	rm -rf "$root"
 	mkdir -p "$root"/{bin,dev,proc,sys,tmp,out,lib/mmlat} "$(dirname "$out")"
+	log "guest image: copying ${GUEST_TOOLS// /, } and their libraries"
 	for tool in $GUEST_TOOLS; do
 		path=$(command -v "$tool") || die "$tool not found on the host: run make deps"
 		copy_with_libs "$root" "$path"
@@ -53,6 +54,7 @@ build_base() {
 	ln -s ../bin "$root/usr/bin"
 	ln -s ../bin "$root/usr/sbin"
 	[ -e "$root/lib64" ] || ln -s lib "$root/lib64"
+	log "guest image: building the workload drivers"
 	make -s -C "$MMLAT_ROOT/workloads" O="$out.workloads.$$" >&2
 	install -m 755 "$out.workloads.$$"/mmlat-* "$root/bin/"
 	rm -rf "$out.workloads.$$"
@@ -71,6 +73,7 @@ build_module() {
 	[ -n "$obj" ] && [ -d "$obj" ] || die "kernel '$variant' is not built: run make kernels"
 	root=$out.root.$$
 	rm -rf "$root"
+	log "guest image: building ${GUEST_MODULES// /, } against ${obj#$MMLAT_ROOT/}"
 	for mod in $GUEST_MODULES; do
 		src=$out.src.$$/$mod
 		rm -rf "$src"
