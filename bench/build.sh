@@ -48,7 +48,8 @@ if ! cmp -s "$obj/.config" "$config_dir/config"; then
 	die "variant '$name': its Kconfig changes the shared config (diff above); every variant must build with the identical .config"
 fi
 
-jobs=${JOBS:-$(($(nproc) + 1))}
+# One job more than CPUs keeps them busy while a job waits on the disk.
+jobs=$(($(nproc) + 1))
 log "building kernel '$name' (make -j$jobs, log: ${obj#$MMLAT_ROOT/}/build.log)"
 start=$(now)
 ccache -z >/dev/null
