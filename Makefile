@@ -19,12 +19,14 @@ DURATION  ?= $(DURATION_DEFAULT)
 REPEAT    ?= $(REPEAT_DEFAULT)
 ACCEL     ?= $(ACCEL_DEFAULT)
 SMP       ?=
+JOBS      ?= $(JOBS_DEFAULT)
 TRACE     ?= $(TRACE_DEFAULT)
 # Evaluated once, so every use in one make invocation names the same run.
 ifeq ($(origin RUN_ID),undefined)
 RUN_ID    := $(shell date +%Y%m%d-%H%M%S)
 endif
-RUN       ?= $(shell cat results/.latest 2>/dev/null)
+RESULTS_DIR ?= results
+RUN       ?= $(shell cat $(RESULTS_DIR)/.latest 2>/dev/null)
 # Calibration: windows of known length (KIND[/KIND...]:US[/US...][xROUNDS]).
 # make bench: every kind at four lengths spanning the range, in one traced
 # idle boot per variant (about 25 s each), for the b and a its report
@@ -46,7 +48,7 @@ CHECK_DURATION  ?= 3
 # Debian's interpreter: the analysis uses Debian's numpy and matplotlib.
 PYTHON    ?= /usr/bin/python3
 
-export BASELINE PATCHED VARIANTS WORKLOADS SWEEP DURATION REPEAT ACCEL TRACE RUN_ID
+export BASELINE PATCHED VARIANTS WORKLOADS SWEEP DURATION REPEAT ACCEL JOBS TRACE RUN_ID RESULTS_DIR
 ifneq ($(SMP),)
 export SMP
 endif
@@ -100,10 +102,14 @@ help:
 	@echo '                 REPEAT=$(REPEAT) (boots a side, $(subst $() ,..,$(REPEAT_RANGE)); 10 finds'
 	@echo '                 a 10 % change of p99.9 on munmap and exit: README)'
 	@echo '  ACCEL=$(ACCEL) ($(ACCEL_VALUES)) SMP=$(SMP) ($(subst $() ,..,$(SMP_RANGE)); default 1 with icount, else 2)'
+	@echo '  JOBS=$(JOBS) (guests booted at once, auto or $(subst $() ,..,$(JOBS_RANGE)); auto: under tcg-icount one per'
+	@echo '                 host core ($(shell nproc) here) as memory allows ($(GUEST_MEM_MIB) MiB + 256 each),'
+	@echo '                 else 1: kvm and tcg-mt guests keep the host'"'"'s time)'
 	@echo '  TRACE=$(TRACE) (of: $(TRACE_VALUES); windows max full: a clean boot, for latency and throughput,'
 	@echo '                 and a traced boot, for windows and lock holds, per cell;'
 	@echo '                 none: clean boots only, latency only)'
-	@echo '  RUN_ID=<new timestamp> RUN=$(RUN)'
+	@echo '  RUN_ID=<new timestamp> (a stopped run resumes under its RUN_ID) RUN=$(RUN)'
+	@echo '  RESULTS_DIR=$(RESULTS_DIR) (runs go to RESULTS_DIR/RUN_ID)'
 	@echo '  CALIB=$(if $(filter undefined,$(origin CALIB)),<per target>,"$(CALIB)") (windows injected: KIND[/KIND...]:US[/US...][xROUNDS],...'
 	@echo '                 of preempt irq spin ptl ptl_nested; empty: none), by default'
 	@echo '                 make bench: $(if $(CALIB_MAKE_BENCH),one idle boot per variant with $(CALIB_MAKE_BENCH),none (TRACE=none))'
@@ -119,9 +125,9 @@ deps:
 
 bench:
 	@CALIB="$(CALIB)" CALIB_WORKLOADS=calib bash bench/run-matrix.sh
-	@$(ANALYSIS) summary "$$(cat results/.latest)"
-	@$(call calibration_check,$$(cat results/.latest))
-	@$(ANALYSIS) report "$$(cat results/.latest)" --baseline $(BASELINE) --patched $(PATCHED)
+	@$(ANALYSIS) summary "$$(cat $(RESULTS_DIR)/.latest)"
+	@$(call calibration_check,$$(cat $(RESULTS_DIR)/.latest))
+	@$(ANALYSIS) report "$$(cat $(RESULTS_DIR)/.latest)" --baseline $(BASELINE) --patched $(PATCHED)
 
 # VARIANTS checked before anything else runs (deps, the config).
 check-variants:
@@ -134,7 +140,7 @@ kernels: check-variants deps
 calibrate: deps
 	@WORKLOADS="$(CALIB_WORKLOADS)" SWEEP= CALIB_WORKLOADS="$(CALIB_WORKLOADS)" DURATION=2 REPEAT=1 \
 		CALIB="$(CALIB)" RUN_ID=calib-$(RUN_ID) bash bench/run-matrix.sh
-	@$(ANALYSIS) calibrate results/calib-$(RUN_ID)
+	@$(ANALYSIS) calibrate $(RESULTS_DIR)/calib-$(RUN_ID)
 
 check-kernels: deps
 	@FLAVOR=check STRICT=1 VARIANTS="$(CHECK_VARIANTS)" WORKLOADS="$(CHECK_WORKLOADS)" SWEEP= \

@@ -31,7 +31,7 @@ if [ -r /dev/kvm ] && [ -w /dev/kvm ]; then
 		mode=kvm
 		why="probe boot reached the guest runner"
 	else
-		why="/dev/kvm exists but the probe boot failed: $(sed -n 's/^cause=//p' "$probe/boot.env")"
+		why="/dev/kvm exists but the probe boot failed: $("$PYTHON" "$MMLAT_ROOT/bench/record.py" get "$probe/boot.json" cause)"
 	fi
 fi
 log "accelerator: $mode ($why)"

@@ -9,7 +9,7 @@ done < "$KNOBS_CONF"
 unset knob_line
 
 # record ARG...: bench/record.py, the serializer of the run's JSON records.
-record() { python3 "$MMLAT_ROOT/bench/record.py" "$@"; }
+record() { "$PYTHON" "$MMLAT_ROOT/bench/record.py" "$@"; }
 
 # knob_die KNOB VALUE ALLOWED: the error every bad knob gets, naming the
 # knob, its value and what it allows.

@@ -33,6 +33,10 @@ FLAVOR_CONFIG_DIR=$CONFIG_DIR/$FLAVOR
 # tracing left SCHED_OTHER tasks starved behind RT throttling.
 ICOUNT_SHIFT=${ICOUNT_SHIFT:-3}
 export CCACHE_DIR ICOUNT_SHIFT
+# Debian's interpreter, as the Makefile's PYTHON: the analysis needs
+# Debian's numpy and matplotlib, and a version manager's python3 shim on
+# PATH can cost seconds a call.
+PYTHON=${PYTHON:-/usr/bin/python3}
 
 log() { printf '[mmlat %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { printf 'mmlat: error: %s\n' "$*" >&2; exit 1; }
@@ -55,3 +59,22 @@ first_splat() {
 
 # Seconds since the epoch, for elapsed-time reporting.
 now() { date +%s; }
+
+# guarded CMD...: run CMD to its end as a child that dies with this script.
+# It runs in the background, so that a trap of the caller's runs at once
+# rather than when CMD ends (bash holds a trap while a foreground command
+# runs); the trap stops it through GUARDED_PID. setpriv's parent-death
+# signal stops it too when the caller is killed outright (SIGKILL), where
+# no trap runs.
+GUARDED_PID=
+guarded() {
+	setpriv --pdeathsig TERM "$@" &
+	GUARDED_PID=$!
+	local rc=0
+	wait "$GUARDED_PID" || rc=$?
+	GUARDED_PID=
+	return $rc
+}
+
+# free_mib PATH: MiB free on PATH's filesystem.
+free_mib() { df -Pm "$1" | awk 'NR == 2 {print $4}'; }

@@ -2,18 +2,25 @@
 # Boot one kernel in QEMU for one job and bring back what the guest runner
 # wrote. Never touches the host kernel: everything runs inside the VM.
 #
-# usage: bench/qemu.sh OUT_DIR KERNEL_DIR INITRD "JOB ARGS" 
-#   env: ACCEL (kvm | tcg-icount | tcg-mt), SMP, MEM, ICOUNT_SHIFT, TIMEOUT (wall s)
-# Writes OUT_DIR/console.log, OUT_DIR/guest/ and OUT_DIR/boot.env
-# (status=ok|failed, cause=..., wall_seconds=..., qemu=...). Exit 0 only
-# when the guest runner reported ok.
+# usage: bench/qemu.sh OUT_DIR KERNEL_DIR INITRD "JOB ARGS"
+#   env: ACCEL (kvm | tcg-icount | tcg-mt), SMP, MEM (MiB, default
+#   GUEST_MEM_MIB of bench/knobs.conf), ICOUNT_SHIFT, TIMEOUT (wall s)
+# Writes OUT_DIR/console.log, OUT_DIR/guest/ and OUT_DIR/boot.json
+# (status ok|failed, cause, wall_seconds, guest_seconds_to_runner, accel).
+# Exit 0 when the guest runner reported ok, 1 when the boot failed (the
+# cause is in boot.json), 2 when the host could not keep the boot's results
+# (a full disk: nothing is written, the caller stops the run), 143 when
+# stopped by a signal.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+. "$MMLAT_ROOT/bench/knobs.sh"
 
 [ $# -eq 4 ] || die "usage: $0 OUT_DIR KERNEL_DIR INITRD 'JOB ARGS'"
 out=$1 kdir=$2 initrd=$3 job=$4
-ACCEL=${ACCEL:-tcg-icount} SMP=${SMP:-1} MEM=${MEM:-1024}
+ACCEL=${ACCEL:-tcg-icount} SMP=${SMP:-1} MEM=${MEM:-$GUEST_MEM_MIB}
 TIMEOUT=${TIMEOUT:-300}
+# host_fault WHAT: the host, not the guest, failed this boot.
+host_fault() { printf 'mmlat: error: %s\n' "$*" >&2; exit 2; }
 [ -f "$kdir/bzImage" ] || die "no kernel at $kdir/bzImage"
 
 case $ACCEL in
@@ -23,22 +30,33 @@ tcg-mt) accel_args=(-accel tcg,thread=multi) ;;
 *) die "unknown ACCEL '$ACCEL' (kvm, tcg-icount, tcg-mt)" ;;
 esac
 
-mkdir -p "$out"
+mkdir -p "$out" || host_fault "cannot create $out"
 disk=$out/results.img
 rm -f "$disk"
-truncate -s 256M "$disk"
+truncate -s 256M "$disk" || host_fault "cannot create the results disk $disk"
 # QEMU's option lists split at commas and read ",," as one: a cell named by
-# a workload's parameters (imap:n=16,s=1) has commas in its path.
+# a workload's parameters (imap:n=16,s=1) has commas in its path. A write
+# error reaches the guest (werror=report) instead of pausing the VM, which
+# QEMU does on ENOSPC by default: a full host disk ends the boot at once
+# rather than at the timeout.
 qemu=(qemu-system-x86_64 "${accel_args[@]}" -smp "$SMP" -m "$MEM" -nodefaults
 	-display none -no-reboot -serial "file:$out/console.log"
-	-drive "file=${disk//,/,,},format=raw,if=virtio"
+	-drive "file=${disk//,/,,},format=raw,if=virtio,werror=report,rerror=report"
 	-kernel "$kdir/bzImage" -initrd "$initrd"
 	-append "console=ttyS0 panic=-1 oops=panic quiet loglevel=4 $job")
-printf '%q ' "${qemu[@]}" > "$out/qemu.cmdline"
+printf '%q ' "${qemu[@]}" > "$out/qemu.cmdline" || host_fault "cannot write $out/qemu.cmdline"
 
 start=$(date +%s.%N)
 rc=0
-timeout --kill-after=5 "$TIMEOUT" "${qemu[@]}" > "$out/qemu.log" 2>&1 || rc=$?
+# timeout stays in this process group (--foreground), so that whoever stops
+# the group stops QEMU too; it runs in the background so that this trap
+# runs at once: a signal here (the matrix stopping, or its parent-death
+# signal) ends QEMU and leaves no record of the boot.
+timeout --foreground --kill-after=5 "$TIMEOUT" "${qemu[@]}" > "$out/qemu.log" 2>&1 &
+qemu_pid=$!
+trap 'kill -TERM "$qemu_pid" 2>/dev/null; wait "$qemu_pid"; exit 143' INT TERM HUP
+wait "$qemu_pid" || rc=$?
+trap - INT TERM HUP
 wall=$(echo "$(date +%s.%N) - $start" | bc)
 
 cause=
@@ -60,6 +78,8 @@ fi
 rm -rf "$out/guest"
 mkdir -p "$out/guest"
 if ! tar -xf "$disk" -C "$out/guest" 2>"$out/tar.log"; then
+	! grep -q 'No space left on device' "$out/tar.log" ||
+		host_fault "no space left on device to unpack the guest's results into $out"
 	[ -n "$cause" ] || cause="results disk unreadable: $(head -n 1 "$out/tar.log")"
 elif [ -z "$cause" ] && [ "$(cat "$out/guest/status" 2>/dev/null)" != ok ]; then
 	cause="guest status: $(cat "$out/guest/status" 2>/dev/null || echo missing)"
@@ -70,11 +90,9 @@ fi
 rm -f "$disk" "$out/tar.log"
 
 runner_start=$(sed -n 's/.*mmlat-runner: start uptime=\([0-9.]*\).*/\1/p' "$con" | head -n 1)
-{
-	if [ -z "$cause" ]; then echo status=ok; else echo status=failed; fi
-	printf 'cause=%q\n' "$cause"
-	printf 'wall_seconds=%s\n' "$wall"
-	printf 'guest_seconds_to_runner=%s\n' "$runner_start"
-	printf 'accel=%s\n' "$ACCEL"
-} > "$out/boot.env"
+status=ok
+[ -z "$cause" ] || status=failed
+record write status="$status" cause="$cause" wall_seconds:="$wall" \
+	guest_seconds_to_runner:="${runner_start:-null}" accel="$ACCEL" > "$out/boot.json.tmp" &&
+	mv "$out/boot.json.tmp" "$out/boot.json" || host_fault "cannot write $out/boot.json"
 [ -z "$cause" ] || { log "boot failed: $cause"; exit 1; }

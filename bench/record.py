@@ -7,7 +7,9 @@ a tool's version line) can break a file or be misread.
                               order given: KEY=STRING, KEY:=JSON (a number,
                               list or object; a number bc prints, as .5,
                               too), KEY[]=STRING and KEY[]:=JSON append to
-                              the list KEY
+                              the list KEY, @FILE every key of the object
+                              in FILE (a boot's boot.json into its
+                              cell.json)
   record.py get FILE KEY      the value of KEY (a string as it is, anything
                               else as JSON) on stdout; exit 3, naming the
                               key on stderr, if FILE has no KEY
@@ -26,6 +28,10 @@ def parse_json(value):
 def write(args):
     doc = {}
     for arg in args:
+        if arg.startswith("@"):
+            with open(arg[1:]) as f:
+                doc.update(json.load(f))
+            continue
         if "=" not in arg:
             raise SystemExit("record.py write: %r is not KEY=VALUE" % arg)
         key, value = arg.split("=", 1)

@@ -21,8 +21,15 @@
 # (windows injected in the traced boots of the CALIB_WORKLOADS, default
 # idle; the word "calib" there is one traced calibration boot of the idle
 # job per variant, cells/<variant>/calib/traced/r1, outside the workloads
-# the report compares: make bench), FLAVOR (bench|check), STRICT (1: exit
-# non-zero if any boot failed)
+# the report compares: make bench), JOBS (boots at once, auto or a number),
+# FLAVOR (bench|check), STRICT (1: exit non-zero if any boot failed)
+#
+# Faults: a signal (SIGINT, SIGTERM, SIGHUP) stops the run and its guests at
+# once; SIGKILL stops them through their parent-death signal. A full disk
+# under RESULTS_DIR stops the run before the boot it cannot keep. Either
+# way only complete boots stay, the cause is named, and a rerun with the
+# same RUN_ID does the rest; a second run on a RUN_ID in progress is
+# refused.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$MMLAT_ROOT/bench/knobs.sh"
@@ -38,12 +45,13 @@ DURATION=${DURATION:-$DURATION_DEFAULT}
 REPEAT=${REPEAT:-$REPEAT_DEFAULT}
 ACCEL=${ACCEL:-$ACCEL_DEFAULT}
 SMP=${SMP:-}
+JOBS=${JOBS:-$JOBS_DEFAULT}
 TRACE=${TRACE:-$TRACE_DEFAULT}
 CALIB=${CALIB:-$CALIB_DEFAULT}
 CALIB_WORKLOADS=${CALIB_WORKLOADS:-$CALIB_WORKLOADS_DEFAULT}
 STRICT=${STRICT:-0}
 RUN_ID=${RUN_ID:-$(date +%Y%m%d-%H%M%S)}
-RESULTS_DIR=${RESULTS_DIR:-$MMLAT_ROOT/results}
+RESULTS_DIR=$(realpath -m "${RESULTS_DIR:-$MMLAT_ROOT/results}")
 run=$RESULTS_DIR/$RUN_ID
 t0=$(now)
 
@@ -54,6 +62,8 @@ check_one_of TRACE "$TRACE" "$TRACE_VALUES"
 check_one_of ACCEL "$ACCEL" "$ACCEL_VALUES"
 check_int DURATION "$DURATION" "$DURATION_RANGE"
 check_int REPEAT "$REPEAT" "$REPEAT_RANGE"
+[ "$JOBS" = auto ] || [[ $JOBS =~ ^[1-9][0-9]{0,8}$ && $JOBS -le ${JOBS_RANGE#* } ]] ||
+	knob_die JOBS "$JOBS" "auto or an integer in ${JOBS_RANGE/ /..}"
 [ -z "$SMP" ] || check_int SMP "$SMP" "$SMP_RANGE"
 # Measured with QEMU 7.2: under icount a 6.1 guest stops for good at
 # "x86: Booting SMP configuration" (sleep=on or off, any shift), so the
@@ -101,7 +111,7 @@ WORKLOADS=$(echo $WORKLOADS)
 done
 # The calibration request, checked by the parser the analysis reads it with.
 if [ -n "$CALIB" ]; then
-	err=$(PYTHONPATH="$MMLAT_ROOT/analysis" python3 -c \
+	err=$(PYTHONPATH="$MMLAT_ROOT/analysis" "$PYTHON" -c \
 		'import sys; from mmlat.calibrate import parse_request; parse_request(sys.argv[1])' \
 		"$CALIB" 2>&1) || die "CALIB='$CALIB': $(printf '%s' "$err" | tail -n 1)"
 	for w in $CALIB_WORKLOADS; do
@@ -114,34 +124,77 @@ fi
 # The knobs as requested, for meta.json ("knobs"; ACCEL=auto and an empty
 # SMP are resolved below, into "accel" and "smp").
 knob_args=()
-for k in VARIANTS WORKLOADS SWEEP DURATION REPEAT ACCEL SMP TRACE CALIB CALIB_WORKLOADS FLAVOR STRICT RUN_ID; do
+for k in VARIANTS WORKLOADS SWEEP DURATION REPEAT ACCEL SMP JOBS TRACE CALIB CALIB_WORKLOADS FLAVOR STRICT RUN_ID; do
 	knob_args+=("$k=$(echo ${!k})")
 done
 
-bash "$MMLAT_ROOT/bench/deps.sh"
+# Signals: stop whatever runs (a stage's child, the booting guests), keep
+# only complete boots and say how to finish the run.
+declare -A running=()   # pid of a booting guest's session -> its plan entry
+guest_dir=
+cleanup() { [ -z "$guest_dir" ] || rm -rf "$guest_dir"; }
+trap cleanup EXIT
+on_signal() {
+	local sig=$1 code=$2 pid
+	trap '' INT TERM HUP
+	[ -z "$GUARDED_PID" ] || kill -TERM "$GUARDED_PID" 2>/dev/null || true
+	for pid in "${!running[@]}"; do kill -TERM -- "-$pid" 2>/dev/null || true; done
+	wait || true
+	# Every staging folder: also one whose boot was about to start or
+	# had just ended (the run lock says no other run owns any of them).
+	rm -rf "$run"/cells/*/*/*/.r*.tmp
+	printf 'mmlat: error: run %s stopped by SIG%s%s; its complete boots are kept in %s: rerun with RUN_ID=%s to do the rest\n' \
+		"$RUN_ID" "$sig" "${running[*]:+, ${#running[@]} boots in progress discarded}" "$run" "$RUN_ID" >&2
+	exit "$code"
+}
+trap 'on_signal INT 130' INT
+trap 'on_signal TERM 143' TERM
+trap 'on_signal HUP 129' HUP
+
+# One run per RUN_ID at a time: a second one would boot into the same
+# staging folders. The lock is held as long as any process of the run
+# lives; the file names the holder.
+mkdir -p "$run"
+exec {run_lock}>> "$run/.lock"
+flock -n "$run_lock" ||
+	die "run $RUN_ID is in progress ($(cat "$run/.lock")); wait for it, stop it, or give another RUN_ID"
+echo "pid $$ on $(hostname), since $(date -u +%Y-%m-%dT%H:%M:%SZ)" > "$run/.lock"
+# One build stage at a time per build folder: runs share the config, the
+# trees and the object folders (a run's guests boot from its own copies,
+# stage 3, so a later build cannot swap a kernel under them).
+mkdir -p "$BUILD_DIR"
+exec {build_lock}>> "$BUILD_DIR/.build.lock"
+flock -n "$build_lock" || {
+	log "waiting for another run's build stage ($(cat "$BUILD_DIR/.build.lock"))"
+	flock "$build_lock"
+}
+echo "run $RUN_ID, pid $$" > "$BUILD_DIR/.build.lock"
+
+guarded bash "$MMLAT_ROOT/bench/deps.sh"
 config_dir=$FLAVOR_CONFIG_DIR
 log "stage 1/4: config ($FLAVOR)"
-bash "$MMLAT_ROOT/bench/kconfig.sh" make "$config_dir"
+guarded bash "$MMLAT_ROOT/bench/kconfig.sh" make "$config_dir"
 names=()
 log "stage 2/4: kernels ($VARIANTS)"
 for spec in $VARIANTS; do
-	bash "$MMLAT_ROOT/bench/build.sh" "$spec" "$config_dir"
+	guarded bash "$MMLAT_ROOT/bench/build.sh" "$spec" "$config_dir"
 	resolve_variant "$spec"
 	names+=("$VARIANT_NAME")
 done
 
 log "stage 3/4: guest images"
-# Images are private to this run: another run, with other modules or
-# kernels, must not swap them under booting cells.
+# Images and kernels are private to this run: another run, with other
+# modules or kernels, must not swap them under booting cells.
 guest_dir=$BUILD_DIR/guest/run-$RUN_ID.$$
-trap 'rm -rf "$guest_dir"' EXIT
 mkdir -p "$guest_dir"
 base=$guest_dir/base.cpio
-bash "$MMLAT_ROOT/guest/initramfs.sh" base "$base"
+guarded bash "$MMLAT_ROOT/guest/initramfs.sh" base "$base"
 for n in "${names[@]}"; do
+	mkdir -p "$guest_dir/kernel-$n"
+	cp "$KERNELS_DIR/$n/bzImage" "$guest_dir/kernel-$n/"
 	initrd=$guest_dir/initrd-$n.cpio
 	if [ -n "$CALIB" ] || [ "$TRACE" = windows ]; then
-		bash "$MMLAT_ROOT/guest/initramfs.sh" module "$n" "$guest_dir/module-$n.cpio"
+		guarded bash "$MMLAT_ROOT/guest/initramfs.sh" module "$n" "$guest_dir/module-$n.cpio"
 		cat "$base" "$guest_dir/module-$n.cpio" > "$initrd"
 	else
 		cp "$base" "$initrd"
@@ -149,13 +202,30 @@ for n in "${names[@]}"; do
 done
 
 if [ "$ACCEL" = auto ]; then
-	ACCEL=$(bash "$MMLAT_ROOT/bench/accel.sh" "$KERNELS_DIR/${names[0]}" "$base")
+	ACCEL=$(bash "$MMLAT_ROOT/bench/accel.sh" "$guest_dir/kernel-${names[0]}" "$base")
 fi
+exec {build_lock}>&-
 # icount serialises the vCPUs (one host thread for all of them), so the
 # deterministic mode is uniprocessor; the other modes default to 2 vCPUs.
 if [ "$ACCEL" = tcg-icount ]; then SMP=${SMP:-1}; else SMP=${SMP:-2}; fi
 [ "$ACCEL" != tcg-icount ] || [ "$SMP" = 1 ] || icount_smp
 export ACCEL SMP
+# Boots at once. Under icount a guest's clock is its own instruction count,
+# so guests on different host cores do not disturb each other's numbers;
+# each is one host thread with GUEST_MEM_MIB and QEMU's own ~256 MiB.
+# Under kvm and tcg-mt guest time is host time: auto runs one at a time.
+if [ "$JOBS" = auto ]; then
+	if [ "$ACCEL" = tcg-icount ]; then
+		mem_jobs=$(( $(awk '/^MemAvailable:/ {print int($2 / 1024)}' /proc/meminfo) / (GUEST_MEM_MIB + 256) ))
+		JOBS=$(nproc)
+		[ "$mem_jobs" -ge "$JOBS" ] || JOBS=$mem_jobs
+		[ "$JOBS" -ge 1 ] || JOBS=1
+	else
+		JOBS=1
+	fi
+elif [ "$JOBS" -gt 1 ] && [ "$ACCEL" != tcg-icount ]; then
+	log "warning: JOBS=$JOBS under $ACCEL: guests keep the host's time, and $JOBS of them share its cores"
+fi
 
 mkdir -p "$run/cells" "$run/kernels"
 if [ -f "$run/meta.json" ]; then
@@ -203,22 +273,23 @@ else
 	record write run_id="$RUN_ID" workloads="$WORKLOADS" sweep="$(echo $SWEEP)" \
 		knobs:="$(record write "${knob_args[@]}")" "${list_args[@]}" \
 		duration_s:="$DURATION" repeat:="$REPEAT" accel="$ACCEL" smp:="$SMP" \
-		icount_shift:="$ICOUNT_SHIFT" trace="$TRACE" \
+		icount_shift:="$ICOUNT_SHIFT" jobs:="$JOBS" trace="$TRACE" \
 		calib="$CALIB" calib_workloads="$(echo $CALIB_WORKLOADS)" flavor="$FLAVOR" \
 		config_sha256="$(cat "$config_dir/config.sha256")" \
 		kernel_version="$(make -s -C "$PRISTINE_TREE" kernelversion)" \
 		initramfs_sha256="$(sha256sum "$base" | cut -d' ' -f1)" \
 		qemu="$(qemu-system-x86_64 --version | head -n 1)" \
-		tools="$(cyclictest --help 2>&1 | head -n 1); stress-ng $(stress-ng --version | awk '{print $3}'); $(trace-cmd --version 2>/dev/null | awk 'NF {print "trace-cmd " $3; exit}')" \
+		tools="$(cyclictest --help 2>&1 | head -n 1); stress-ng $(stress-ng --version | awk '{print $3}')" \
 		host_cpu="$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')" \
 		host_cpus:="$(nproc)" host_load_at_start="$(cut -d' ' -f1-3 /proc/loadavg)" \
-		started="$(date -u +%Y-%m-%dT%H:%M:%SZ)" > "$run/meta.json.tmp"
-	mv "$run/meta.json.tmp" "$run/meta.json"
+		started="$(date -u +%Y-%m-%dT%H:%M:%SZ)" > "$run/meta.json.tmp" &&
+		mv "$run/meta.json.tmp" "$run/meta.json" ||
+		die "cannot write $run/meta.json ($(free_mib "$run") MiB free there)"
 fi
 
-log "stage 4/4: boots ($ACCEL, $SMP vCPU, ${DURATION}s each, ${boots[*]} per cell) into ${run#$MMLAT_ROOT/}"
+log "stage 4/4: boots ($ACCEL, $SMP vCPU, ${DURATION}s each, ${boots[*]} per cell, $JOBS at once) into ${run#$MMLAT_ROOT/}"
 # Every boot of the run, "variant workload boot repeat", in the order they
-# run. The calibration boots go first, so that a broken measurement chain
+# start. The calibration boots go first, so that a broken measurement chain
 # shows in the first minutes rather than after the matrix.
 plan=()
 if [ -n "$CALIB" ]; then
@@ -236,24 +307,30 @@ for r in $(seq 1 "$REPEAT"); do
 	done
 done
 total=${#plan[@]}
-i=0 done_secs=0 done_boots=0 failed=0
+todo=()
 for entry in "${plan[@]}"; do
 	read -r n w boot r <<< "$entry"
-	i=$((i + 1))
-	what=$n/$w/$boot/r$r
-	dest=$run/cells/$what
-	if [ -d "$dest" ]; then
-		log "boot $i/$total $what: already complete, skipped"
-		continue
-	fi
+	[ -d "$run/cells/$n/$w/$boot/r$r" ] || todo+=("$entry")
+done
+[ ${#todo[@]} -eq "$total" ] ||
+	log "$((total - ${#todo[@]})) of $total boots already complete, skipped"
+
+# A boot keeps a few MiB under RESULTS_DIR (console, the guest's files; a
+# traced boot's window dump is the largest part) plus, while it runs, the
+# scratch disk the guest writes them to: none starts with less free.
+BOOT_FREE_MIB=64
+stage_t0=$(now)
+started=0 finished=0 failed=0 host_fault=
+
+# start_boot ENTRY: boot one plan entry in a session of its own (its guest
+# sees no terminal signal; on_signal stops the whole session) that gets
+# SIGTERM if this script dies.
+start_boot() {
+	local n w boot r trace=none calib_arg= job staging left=?
+	read -r n w boot r <<< "$1"
 	staging=$run/cells/$n/$w/$boot/.r$r.tmp
 	rm -rf "$staging"
 	mkdir -p "$staging"
-	remaining=?
-	[ $done_boots -eq 0 ] || remaining=$(( (total - i + 1) * done_secs / done_boots ))s
-	log "boot $i/$total $what (elapsed $(($(now) - t0))s, remaining ~$remaining)"
-	c0=$(now)
-	trace=none calib_arg=
 	# The calibration boot's job is idle: it measures what the
 	# instrumentation adds to a window, not what a workload does.
 	if [ "$w" = calib ]; then job=mmlat.workload=idle; else job=$(workload_job "$w"); fi
@@ -266,22 +343,64 @@ for entry in "${plan[@]}"; do
 		*" $w "*) [ -z "$CALIB" ] || calib_arg="mmlat.calib=$CALIB" ;;
 		esac
 	fi
+	started=$((started + 1))
+	# time left: the boots not yet finished at the rate boots have
+	# finished so far, which counts the parallelism in
+	[ $finished -eq 0 ] ||
+		left="$(( (${#todo[@]} - finished) * ($(now) - stage_t0) / finished ))s"
+	log "boot $started/${#todo[@]} $n/$w/$boot/r$r (done $finished, running $((${#running[@]} + 1)), failed $failed; elapsed $(($(now) - stage_t0))s, left ~$left)"
 	TIMEOUT=${CELL_TIMEOUT:-$((DURATION * 20 + 240))} \
-	bash "$MMLAT_ROOT/bench/qemu.sh" "$staging" "$KERNELS_DIR/$n" "$guest_dir/initrd-$n.cpio" \
-		"$job mmlat.duration=$DURATION mmlat.trace=$trace mmlat.seed=$r $calib_arg" ||
-		failed=$((failed + 1))
-	. "$staging/boot.env"
-	record write variant="$n" workload="$w" boot="$boot" repeat:="$r" status="$status" \
-		cause="$cause" wall_seconds:="$wall_seconds" \
-		guest_seconds_to_runner:="${guest_seconds_to_runner:-null}" accel="$ACCEL" smp:="$SMP" \
-		config_sha256="$(cat "$config_dir/config.sha256")" \
+	setpriv --pdeathsig TERM setsid bash "$MMLAT_ROOT/bench/qemu.sh" "$staging" \
+		"$guest_dir/kernel-$n" "$guest_dir/initrd-$n.cpio" \
+		"$job mmlat.duration=$DURATION mmlat.trace=$trace mmlat.seed=$r $calib_arg" &
+	running[$!]="$n $w $boot $r"
+}
+
+# finish_boot: wait for one boot to end and record it; a boot the host could
+# not keep (a full disk) is discarded and stops the run.
+finish_boot() {
+	local pid rc=0 n w boot r staging
+	wait -n -p pid "${!running[@]}" || rc=$?
+	read -r n w boot r <<< "${running[$pid]}"
+	unset "running[$pid]"
+	finished=$((finished + 1))
+	staging=$run/cells/$n/$w/$boot/.r$r.tmp
+	# A failed boot with the disk (nearly) full failed for the host.
+	if [ $rc -eq 2 ] || [ ! -f "$staging/boot.json" ] ||
+	   { [ $rc -ne 0 ] && [ "$(free_mib "$run")" -lt $BOOT_FREE_MIB ]; }; then
+		rm -rf "$staging"
+		[ -n "$host_fault" ] ||
+			host_fault="boot $n/$w/$boot/r$r could not be kept ($(free_mib "$run") MiB free under ${RESULTS_DIR})"
+		return
+	fi
+	[ $rc -eq 0 ] || failed=$((failed + 1))
+	if record write @"$staging/boot.json" variant="$n" workload="$w" boot="$boot" repeat:="$r" \
+		smp:="$SMP" config_sha256="$(cat "$config_dir/config.sha256")" \
 		series_sha256="$(record get "$KERNELS_DIR/$n/build.json" series_sha256)" \
-		qemu_cmdline="$(cat "$staging/qemu.cmdline")" > "$staging/cell.json"
-	rm -f "$staging/boot.env" "$staging/qemu.cmdline"
-	mv "$staging" "$dest"
-	done_secs=$((done_secs + $(now) - c0)) done_boots=$((done_boots + 1))
+		qemu_cmdline="$(cat "$staging/qemu.cmdline")" > "$staging/cell.json" &&
+	   rm -f "$staging/boot.json" "$staging/qemu.cmdline" &&
+	   mv "$staging" "$run/cells/$n/$w/$boot/r$r"; then
+		return
+	fi
+	rm -rf "$staging"
+	[ -n "$host_fault" ] ||
+		host_fault="boot $n/$w/$boot/r$r could not be recorded ($(free_mib "$run") MiB free under ${RESULTS_DIR})"
+}
+
+for entry in "${todo[@]}"; do
+	while [ ${#running[@]} -ge "$JOBS" ]; do finish_boot; done
+	[ -z "$host_fault" ] || break
+	free=$(free_mib "$run")
+	if [ "$free" -lt $BOOT_FREE_MIB ]; then
+		host_fault="only $free MiB free under $RESULTS_DIR, a boot needs $BOOT_FREE_MIB"
+		break
+	fi
+	start_boot "$entry"
 done
-log "matrix done in $(($(now) - t0))s: $total boots, $failed failed, in ${run#$MMLAT_ROOT/}"
+while [ ${#running[@]} -gt 0 ]; do finish_boot; done
+[ -z "$host_fault" ] ||
+	die "run $RUN_ID stopped: $host_fault; its complete boots are kept in $run: make room and rerun with RUN_ID=$RUN_ID to do the rest"
+log "matrix done in $(($(now) - t0))s (boots $(($(now) - stage_t0))s, $JOBS at once): ${#todo[@]} of $total boots run, $failed failed, in ${run#$MMLAT_ROOT/}"
 [ "$FLAVOR" != bench ] || echo "$run" > "$RESULTS_DIR/.latest"
 # STRICT=1 (the safety boots): any failed boot of the run, resumed ones
 # included, fails the matrix with every cause listed.

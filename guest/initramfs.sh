@@ -68,7 +68,7 @@ build_base() {
 
 build_module() {
 	local variant=$1 out=$2 obj src root
-	obj=$(python3 "$MMLAT_ROOT/bench/record.py" get "$KERNELS_DIR/$variant/build.json" obj_dir 2>/dev/null) ||
+	obj=$("$PYTHON" "$MMLAT_ROOT/bench/record.py" get "$KERNELS_DIR/$variant/build.json" obj_dir 2>/dev/null) ||
 		true
 	[ -n "$obj" ] && [ -d "$obj" ] || die "kernel '$variant' is not built: run make kernels"
 	root=$out.root.$$

@@ -189,7 +189,7 @@ STUBS = {
         d=$KERNELS_DIR/$VARIANT_NAME
         mkdir -p "$d"
         echo '{"series_sha256": "e3b0"}' > "$d/build.json"
-        touch "$d/System.map" "$d/config"
+        touch "$d/System.map" "$d/config" "$d/bzImage"
         """),
     "guest/initramfs.sh": 'echo "$1" > "${!#}"\n',
     # ACCEL=auto: the probe's verdict
@@ -204,8 +204,13 @@ STUBS = {
         printf '%s\\n' "${STUB_QEMU:-qemu-stub}" > "$out/qemu.cmdline"
         status=ok cause=
         case $job in *"${STUB_FAIL:-none-fails}"*) status=failed cause=${STUB_CAUSE:-stub failure} ;; esac
-        printf 'status=%s\\ncause=%q\\nwall_seconds=1\\nguest_seconds_to_runner=2\\n' \\
-            "$status" "$cause" > "$out/boot.env"
+        # STUB_SLEEP: seconds each boot takes; events.log: when each
+        # boot starts and ends
+        echo "start $out" >> "$MMLAT_RESULTS/events.log"
+        sleep "${STUB_SLEEP:-0}"
+        echo "end $out" >> "$MMLAT_RESULTS/events.log"
+        /usr/bin/python3 "$(dirname "$0")/record.py" write status="$status" cause="$cause" \\
+            wall_seconds:=1 guest_seconds_to_runner:=2 accel="$ACCEL" > "$out/boot.json"
         [ "$status" = ok ]
         """),
 }
@@ -246,6 +251,15 @@ def matrix(tmp_path):
         if log.exists():
             log.unlink()
         return proc, boots
+
+    def start(**env):
+        """The matrix in the background, in a process group of its own as a
+        terminal's foreground job is."""
+        return subprocess.Popen(["bash", str(root / "bench/run-matrix.sh")],
+                                env=dict(os.environ, **dict(base_env, **env)), text=True,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                start_new_session=True)
+    run_matrix.start = start
     return run_matrix, results / "t"
 
 
@@ -281,9 +295,92 @@ def test_matrix_resumes_per_boot(matrix):
     proc, boots = run_matrix()
     assert proc.returncode == 0, proc.stderr
     assert [line.split()[0] for line in boots] == ["t/cells/base/idle/traced/.r1.tmp"]
-    assert "boot 5/16 base/idle/clean/r1: already complete, skipped" in proc.stderr
+    assert "15 of 16 boots already complete, skipped" in proc.stderr
     proc, _ = run_matrix(TRACE="max")
     assert proc.returncode != 0 and "another TRACE" in proc.stderr
+
+
+def most_at_once(events_log):
+    """The largest number of stub boots that were running at one time."""
+    running = most = 0
+    for line in events_log.read_text().splitlines():
+        running += 1 if line.startswith("start ") else -1
+        most = max(most, running)
+    return most
+
+
+@pytest.mark.parametrize("jobs", ["1", "3"])
+def test_matrix_boots_jobs_guests_at_once(matrix, jobs):
+    run_matrix, run = matrix
+    proc, boots = run_matrix(JOBS=jobs, STUB_SLEEP="2", CALIB="", REPEAT="1")
+    assert proc.returncode == 0, proc.stderr
+    assert len(boots) == 8 and len(list(run.glob("cells/*/*/*/r*/cell.json"))) == 8
+    assert most_at_once(run.parent / "events.log") == int(jobs)
+    assert json.loads((run / "meta.json").read_text())["jobs"] == int(jobs)
+    # progress: done, running, failed and the time left
+    assert "(done 0, running 1, failed 0; elapsed 0s, left ~?)" in proc.stderr
+    assert ", left ~" in proc.stderr.splitlines()[-2]
+
+
+def wait_for_complete_boots(run, count, proc, secs=60):
+    deadline = time.monotonic() + secs
+    while len(list(run.glob("cells/*/*/*/r*/cell.json"))) < count:
+        assert proc.poll() is None and time.monotonic() < deadline
+        time.sleep(0.1)
+
+
+def processes_under(path):
+    """Processes whose command line names PATH (the stubs take their
+    staging folder as an argument)."""
+    out = subprocess.run(["pgrep", "-af", str(path)], text=True, capture_output=True).stdout
+    return [line for line in out.splitlines() if "pgrep" not in line]
+
+
+@pytest.mark.parametrize("signal_name", ["SIGINT", "SIGTERM", "SIGKILL"])
+def test_matrix_interrupted_keeps_complete_boots_and_resumes(matrix, signal_name):
+    import signal
+    run_matrix, run = matrix
+    proc = run_matrix.start(JOBS="2", STUB_SLEEP="1", CALIB="")
+    wait_for_complete_boots(run, 3, proc)
+    if signal_name == "SIGKILL":
+        # the matrix alone: its boots go with their parent-death signal
+        os.kill(proc.pid, signal.SIGKILL)
+    else:
+        # the whole foreground group, as a terminal's Ctrl-C
+        os.killpg(proc.pid, getattr(signal, signal_name))
+    _, err = proc.communicate(timeout=30)
+    if signal_name != "SIGKILL":
+        assert proc.returncode == 128 + getattr(signal, signal_name), err
+        assert "run t stopped by %s" % signal_name in err and "rerun with RUN_ID=t" in err
+    deadline = time.monotonic() + 10
+    while processes_under(run) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not processes_under(run)
+    # only complete boots, each with its record
+    done = sorted(p.parent for p in run.glob("cells/*/*/*/r*/cell.json"))
+    assert 3 <= len(done) < 16
+    assert sorted(p for p in run.glob("cells/*/*/*/r*")) == done
+    if signal_name != "SIGKILL":
+        assert not list(run.glob("cells/*/*/*/.r*.tmp"))
+    (run.parent / "boots.log").unlink()
+    proc, boots = run_matrix(JOBS="2", CALIB="")
+    assert proc.returncode == 0, proc.stderr
+    assert len(boots) == 16 - len(done)
+    assert len(list(run.glob("cells/*/*/*/r*/cell.json"))) == 16
+    assert not list(run.glob("cells/*/*/*/.r*.tmp"))
+
+
+def test_matrix_refuses_a_second_run_on_a_run_id_in_progress(matrix):
+    run_matrix, run = matrix
+    first = run_matrix.start(JOBS="1", STUB_SLEEP="0.5", CALIB="")
+    wait_for_complete_boots(run, 1, first)
+    t0 = time.monotonic()
+    second, _ = run_matrix(CALIB="")
+    assert second.returncode != 0 and time.monotonic() - t0 < 5
+    assert "run t is in progress (pid %d" % first.pid in second.stderr, second.stderr
+    _, err = first.communicate(timeout=60)
+    assert first.returncode == 0, err
+    assert len(list(run.glob("cells/*/*/*/r*/cell.json"))) == 16
 
 
 def test_matrix_trace_none_boots_clean_only(matrix):
@@ -340,8 +437,7 @@ def test_matrix_resumes_calibration_boot(matrix):
     proc, boots = run_matrix(CALIB_WORKLOADS="calib")
     assert proc.returncode == 0, proc.stderr
     assert [line.split()[0] for line in boots] == ["t/cells/patch/calib/traced/.r1.tmp"]
-    assert "boot 1/18 base/calib/traced/r1: already complete, skipped" in proc.stderr
-    assert "boot 3/18 base/munmap/clean/r1: already complete, skipped" in proc.stderr
+    assert "17 of 18 boots already complete, skipped" in proc.stderr
     # one run, one calibration
     for env in (dict(CALIB_WORKLOADS="calib", CALIB="irq:100"), dict(CALIB_WORKLOADS="idle")):
         proc, boots = run_matrix(**env)
@@ -616,6 +712,8 @@ BAD_KNOBS = [
                                     "nor one of WORKLOADS (munmap idle)"),
     ({"CALIB": "", "CALIB_WORKLOADS": "bogus"}, "CALIB_WORKLOADS entry 'bogus': unknown workload"),
     ({"STRICT": "yes"}, "STRICT='yes' is not allowed: STRICT takes one of: 0 1"),
+    ({"JOBS": "0"}, "JOBS='0' is not allowed: JOBS takes auto or an integer in 1..64"),
+    ({"JOBS": "two"}, "JOBS='two' is not allowed: JOBS takes auto or an integer in 1..64"),
     ({"RUN_ID": "../x"}, "RUN_ID='../x' is not allowed"),
     ({"FLAVOR": "fast"}, "unknown FLAVOR=fast (bench or check)"),
 ]
@@ -641,12 +739,12 @@ def test_matrix_refuses_every_bad_knob_at_the_entry(matrix, tmp_path, env, messa
 # missed could not get far into the config stage.
 @pytest.mark.parametrize("knob, value", [
     ("TRACE", "window"), ("ACCEL", "bogus"), ("DURATION", "abc"), ("WORKLOADS", "bogus"),
-    ("REPEAT", "0"), ("SMP", "x")])
+    ("REPEAT", "0"), ("SMP", "x"), ("JOBS", "0")])
 def test_real_matrix_refuses_bad_knobs_before_the_config(tmp_path, knob, value):
     results, build = tmp_path / "results", tmp_path / "build"
     env = {k: v for k, v in os.environ.items()
            if k not in ("VARIANTS", "WORKLOADS", "SWEEP", "DURATION", "REPEAT", "ACCEL", "SMP",
-                        "TRACE", "CALIB", "CALIB_WORKLOADS", "FLAVOR", "STRICT")}
+                        "JOBS", "TRACE", "CALIB", "CALIB_WORKLOADS", "FLAVOR", "STRICT")}
     env.update(RESULTS_DIR=str(results), BUILD_DIR=str(build), RUN_ID="bad",
                LINUX_TARBALL=str(tmp_path / "none.tar.xz"), **{knob: value})
     t0 = time.monotonic()
@@ -667,11 +765,13 @@ def test_meta_records_every_knob_requested_and_what_ran(matrix):
     meta = json.loads((run / "meta.json").read_text())
     assert meta["knobs"] == {
         "VARIANTS": "base patch", "WORKLOADS": "munmap idle", "SWEEP": "", "DURATION": "1",
-        "REPEAT": "1", "ACCEL": "auto", "SMP": "", "TRACE": "windows", "CALIB": "",
+        "REPEAT": "1", "ACCEL": "auto", "SMP": "", "JOBS": "auto", "TRACE": "windows", "CALIB": "",
         "CALIB_WORKLOADS": "idle", "FLAVOR": "bench", "STRICT": "0", "RUN_ID": "t"}
     # what ran: the probe's accelerator and its default vCPU count
     assert (meta["accel"], meta["smp"], meta["trace"]) == ("tcg-icount", 1, "windows")
     assert (meta["duration_s"], meta["repeat"], meta["calib"]) == (1, 1, "")
+    # JOBS=auto under icount: a boot per host core (memory allowing)
+    assert 1 <= meta["jobs"] <= os.cpu_count()
 
 
 def test_defaults_have_one_home():
