@@ -38,13 +38,10 @@ CALIB_MAKE_BENCH = $(if $(filter none,$(TRACE)),,$(CALIB_BENCH))
 bench: CALIB ?= $(CALIB_MAKE_BENCH)
 calibrate: CALIB ?= $(CALIB_CALIBRATE)
 CALIB_WORKLOADS ?= $(CALIB_CALIBRATE_WORKLOADS)
-# Safety boots: the debug-config kernels under every workload (imap: the
-# i_mmap fan-out, 64 mappings of a 1 MiB file, so that a check boot
-# truncates within its few seconds; reclaim: rmap walks over 8 readers'
-# pages under memcg reclaim to zram; anonchain: fork chains 8 deep).
-CHECK_VARIANTS  ?= mainline baseline patched
-CHECK_WORKLOADS ?= munmap exit truncate fork mixed imap:n=64,s=1 reclaim:k=8 anonchain:D=8
-CHECK_DURATION  ?= 3
+# Safety boots (make check-kernels): bench/knobs.conf.
+CHECK_VARIANTS  ?= $(CHECK_VARIANTS_DEFAULT)
+CHECK_WORKLOADS ?= $(CHECK_WORKLOADS_DEFAULT)
+CHECK_DURATION  ?= $(CHECK_DURATION_DEFAULT)
 # Debian's interpreter: the analysis uses Debian's numpy and matplotlib.
 PYTHON    ?= /usr/bin/python3
 
@@ -170,7 +167,7 @@ test-integration:
 	@$(PYTHON) -m pytest -q tests/integration
 
 clean:
-	rm -rf build/kernels build/kernels-check build/guest build/trees build/config build/workloads build/accel-probe
+	rm -rf build/kernels build/kernels-check build/guest build/trees build/config build/workloads build/accel-probe build/accel.json
 
 distclean: clean
 	rm -rf build
