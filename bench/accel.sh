@@ -2,18 +2,19 @@
 # Choose the accelerator: KVM only when a probe boot of a real kernel
 # reaches the guest runner (a /dev/kvm that exists can still hang the guest
 # at "Decompressing Linux..."), else TCG with a fixed -icount shift.
-# Prints the mode; the probe's verdict is cached in build/accel.probe per
+# Prints the mode; the probe's verdict is cached in build/accel.json per
 # QEMU version and host kernel.
 #
 # usage: bench/accel.sh KERNEL_DIR INITRD
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+. "$MMLAT_ROOT/bench/knobs.sh"
 [ $# -eq 2 ] || die "usage: $0 KERNEL_DIR INITRD"
 
 key="$(qemu-system-x86_64 --version | head -n 1) / host $(uname -r)"
-cache=$BUILD_DIR/accel.probe
-if [ -f "$cache" ] && [ "$(sed -n 1p "$cache")" = "$key" ]; then
-	sed -n 2p "$cache"
+cache=$BUILD_DIR/accel.json
+if [ -f "$cache" ] && [ "$(record get "$cache" key)" = "$key" ]; then
+	record get "$cache" mode
 	exit 0
 fi
 
@@ -31,9 +32,9 @@ if [ -r /dev/kvm ] && [ -w /dev/kvm ]; then
 		mode=kvm
 		why="probe boot reached the guest runner"
 	else
-		why="/dev/kvm exists but the probe boot failed: $("$PYTHON" "$MMLAT_ROOT/bench/record.py" get "$probe/boot.json" cause)"
+		why="/dev/kvm exists but the probe boot failed: $(record get "$probe/boot.json" cause 2>/dev/null || echo "it left no boot record")"
 	fi
 fi
 log "accelerator: $mode ($why)"
-printf '%s\n%s\n%s\n' "$key" "$mode" "$why" > "$cache"
+record write key="$key" mode="$mode" why="$why" > "$cache"
 echo "$mode"

@@ -7,7 +7,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$MMLAT_ROOT/bench/variants.sh"
-record() { "$PYTHON" "$MMLAT_ROOT/bench/record.py" "$@"; }
+. "$MMLAT_ROOT/bench/knobs.sh"
 
 # Seconds between progress lines while make runs.
 PROGRESS_SECONDS=30
