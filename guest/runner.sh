@@ -103,7 +103,7 @@ job_int() {
 
 read_job() {
 	workload=idle params= duration=$(knob DURATION_DEFAULT) trace=$(knob TRACE_DEFAULT)
-	calib= seed=1 size_mib=16
+	calib= seed=1 size_mib=$(knob SIZE_MIB_DEFAULT)
 	for arg in $(cat "$CMDLINE"); do
 		case $arg in
 		mmlat.*=*)
@@ -121,7 +121,7 @@ read_job() {
 	job_one_of trace "$trace" "$(knob TRACE_VALUES)"
 	job_int duration "$duration" "$(knob DURATION_RANGE)"
 	job_int seed "$seed" "0 999999999"
-	job_int size_mib "$size_mib" "1 1024"
+	job_int size_mib "$size_mib" "$(knob SIZE_MIB_RANGE)"
 	ncpu=$(grep -c ^processor /proc/cpuinfo)
 }
 
