@@ -201,10 +201,13 @@ def _interval_us(cyc):
     return int(m.group(1))
 
 
-def check_cell(guest_dir, requested):
+def check_cell(guest_dir, requested, trace=None):
     """Check one calibration cell's guest directory.
 
-    requested: [(kind, us)] in injection order (parse_request).  Returns
+    requested: [(kind, us)] in injection order (parse_request); trace: the
+    run's TRACE (meta.json), which says what read the windows: "windows"
+    the window module's snapshots, "max" or "full" the tracer; None, for a
+    run from before meta.json recorded it, goes by the files.  Returns
     (result, failures): result = {"source", "windows": [one row per window],
     "fits": {kind: fit()}, "cyclictest": {max_us, floor_us}}, failures a
     list of messages (empty when the chain is sound)."""
@@ -216,15 +219,22 @@ def check_cell(guest_dir, requested):
     failures = []
     if len(got) != len(requested):
         failures.append("%d windows requested, %d recorded" % (len(requested), len(got)))
-    if os.path.exists(os.path.join(guest_dir, "calib", "0.windows")):
+    has_snaps = os.path.exists(os.path.join(guest_dir, "calib", "0.windows"))
+    has_tracer = bool(got) and "tracer_us" in got[0]
+    if trace is None:
+        trace = "windows" if has_snaps else "max" if has_tracer else "none"
+    source = None
+    if trace == "windows" and has_snaps:
         source = "windows"
         snaps = {s: _snapshot(guest_dir, s, 0) for s in ("windows", "locks")}
-    elif got and "tracer_us" in got[0]:
+    elif trace in ("max", "full") and has_tracer:
         source = "tracer"
+    elif trace == "windows":
+        failures.append("TRACE=windows, but the boot has no window-module snapshots")
+    elif trace in ("max", "full"):
+        failures.append("TRACE=%s, but the boot has no tracer readings" % trace)
     else:
-        source = None
-        failures.append("no reading of the injected windows: no window-module snapshots "
-                        "and no tracer readings (TRACE=none?)")
+        failures.append("no reading of the injected windows under TRACE=%s" % trace)
     result["source"] = source
 
     rows = result["windows"]
@@ -351,6 +361,11 @@ def check_run(run_dir, out=None):
     if not cells:
         print("mmlat: no calibration cells under %s" % run_dir, file=sys.stderr)
         return 2
+    meta_path = os.path.join(run_dir, "meta.json")
+    trace = None
+    if os.path.exists(meta_path):
+        with open(meta_path) as f:
+            trace = json.load(f).get("trace")
     doc = {"a_tolerance": A_TOLERANCE, "b_goal_us": B_GOAL_US, "b_limit_us": B_LIMIT_US,
            "ok": True, "fits": {}, "cells": []}
     pooled = {}
@@ -363,7 +378,7 @@ def check_run(run_dir, out=None):
         else:
             try:
                 result, failures = check_cell(os.path.join(root, "guest"),
-                                              parse_request(request))
+                                              parse_request(request), trace)
             except ValueError as e:
                 result, failures = None, [str(e)]
         entry.update(result or {})

@@ -275,6 +275,17 @@ def test_windows_cell_reads_each_window_from_its_own_key(tmp_path):
         assert f["b_us"] == pytest.approx(1.2, abs=1e-3)
 
 
+def test_the_runs_trace_says_what_reads_the_windows(tmp_path):
+    """meta.json's TRACE, not the files a boot has, chooses the reading: a
+    window-module boot checked as a max-tracer run has no reading."""
+    guest = windows_cell(tmp_path / "guest", W_REQUEST, b_ns=1200)
+    result, failures = calibrate.check_cell(str(guest), W_REQUEST, "windows")
+    assert failures == [] and result["source"] == "windows"
+    result, failures = calibrate.check_cell(str(guest), W_REQUEST, "max")
+    assert failures[0] == "TRACE=max, but the boot has no tracer readings"
+    assert result["source"] is None
+
+
 def test_windows_cell_with_a_slope_off_by_three_percent_fails(tmp_path):
     guest = windows_cell(tmp_path / "guest", W_REQUEST, a=1.03, b_ns=500)
     _, failures = calibrate.check_cell(str(guest), W_REQUEST)
