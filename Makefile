@@ -10,6 +10,9 @@ include bench/knobs.conf
 BASELINE  ?= $(BASELINE_DEFAULT)
 PATCHED   ?= $(PATCHED_DEFAULT)
 VARIANTS  ?= $(BASELINE) $(PATCHED)
+# each: also every prefix of PATCHED's own patches, a variant each
+# (bench/steps.sh), for the report's per-patch table.
+STEPS     ?= $(STEPS_DEFAULT)
 WORKLOADS ?= $(WORKLOADS_DEFAULT)
 # Sweeps, one workload over a list of one parameter's values, appended to
 # WORKLOADS: NAME:KEY=V1,V2,...[,KEY=VALUE...], space-separated
@@ -45,7 +48,7 @@ CHECK_DURATION  ?= $(CHECK_DURATION_DEFAULT)
 # Debian's interpreter: the analysis uses Debian's numpy and matplotlib.
 PYTHON    ?= /usr/bin/python3
 
-export BASELINE PATCHED VARIANTS WORKLOADS SWEEP DURATION REPEAT ACCEL JOBS TRACE RUN_ID RESULTS_DIR
+export BASELINE PATCHED VARIANTS STEPS WORKLOADS SWEEP DURATION REPEAT ACCEL JOBS TRACE RUN_ID RESULTS_DIR
 ifneq ($(SMP),)
 export SMP
 endif
@@ -85,6 +88,11 @@ help:
 	@echo
 	@echo 'Knobs (current value):'
 	@echo '  BASELINE=$(BASELINE) PATCHED=$(PATCHED) VARIANTS="$(VARIANTS)"'
+	@echo '  STEPS=$(STEPS) (of: $(STEPS_VALUES); each: VARIANTS must be a baseline and a'
+	@echo '                 patched variant whose series directories start with the'
+	@echo '                 baseline'"'"'s; every prefix of its further patches is built and'
+	@echo '                 booted too, and the report adds a per-patch table: each'
+	@echo '                 primary endpoint'"'"'s change against the previous step)'
 	@echo '  WORKLOADS="$(WORKLOADS)" (of: $(WORKLOAD_NAMES);'
 	@echo '                 with parameters NAME:KEY=VALUE,... as'
 	@echo '                 bench/workloads.conf allows: imap:n=256, the i_mmap fan-out,'
@@ -135,12 +143,12 @@ kernels: check-variants deps
 	@for v in $(VARIANTS); do bash bench/build.sh "$$v" build/config/bench || exit 1; done
 
 calibrate: deps
-	@WORKLOADS="$(CALIB_WORKLOADS)" SWEEP= CALIB_WORKLOADS="$(CALIB_WORKLOADS)" DURATION=2 REPEAT=1 \
+	@WORKLOADS="$(CALIB_WORKLOADS)" SWEEP= STEPS=all CALIB_WORKLOADS="$(CALIB_WORKLOADS)" DURATION=2 REPEAT=1 \
 		CALIB="$(CALIB)" RUN_ID=calib-$(RUN_ID) bash bench/run-matrix.sh
 	@$(ANALYSIS) calibrate $(RESULTS_DIR)/calib-$(RUN_ID)
 
 check-kernels: deps
-	@FLAVOR=check STRICT=1 VARIANTS="$(CHECK_VARIANTS)" WORKLOADS="$(CHECK_WORKLOADS)" SWEEP= \
+	@FLAVOR=check STRICT=1 VARIANTS="$(CHECK_VARIANTS)" WORKLOADS="$(CHECK_WORKLOADS)" SWEEP= STEPS=all \
 		DURATION=$(CHECK_DURATION) REPEAT=1 TRACE=none RUN_ID=check-$(RUN_ID) \
 		bash bench/run-matrix.sh
 

@@ -22,7 +22,9 @@
 # idle; the word "calib" there is one traced calibration boot of the idle
 # job per variant, cells/<variant>/calib/traced/r1, outside the workloads
 # the report compares: make bench), JOBS (boots at once, auto or a number),
-# FLAVOR (bench|check), STRICT (1: exit non-zero if any boot failed)
+# FLAVOR (bench|check), STRICT (1: exit non-zero if any boot failed),
+# STEPS (all: the variants of VARIANTS; each: also every prefix of the
+# patched side's own patches, bench/steps.sh)
 #
 # Faults: a signal (SIGINT, SIGTERM, SIGHUP) stops the run and its guests at
 # once; SIGKILL stops them through their parent-death signal. A full disk
@@ -34,6 +36,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$MMLAT_ROOT/bench/knobs.sh"
 . "$MMLAT_ROOT/bench/variants.sh"
+. "$MMLAT_ROOT/bench/steps.sh"
 . "$MMLAT_ROOT/bench/workloads.sh"
 
 # Defaults: bench/knobs.conf. Set but empty WORKLOADS is no workload:
@@ -50,6 +53,7 @@ TRACE=${TRACE:-$TRACE_DEFAULT}
 CALIB=${CALIB:-$CALIB_DEFAULT}
 CALIB_WORKLOADS=${CALIB_WORKLOADS:-$CALIB_WORKLOADS_DEFAULT}
 STRICT=${STRICT:-0}
+STEPS=${STEPS:-$STEPS_DEFAULT}
 RUN_ID=${RUN_ID:-$(date +%Y%m%d-%H%M%S)}
 RESULTS_DIR=$(realpath -m "${RESULTS_DIR:-$MMLAT_ROOT/results}")
 run=$RESULTS_DIR/$RUN_ID
@@ -73,6 +77,7 @@ icount_smp() {
 }
 [ "$ACCEL" != tcg-icount ] || [ -z "$SMP" ] || [ "$SMP" = 1 ] || icount_smp
 check_one_of STRICT "$STRICT" "0 1"
+check_one_of STEPS "$STEPS" "$STEPS_VALUES"
 [[ $RUN_ID =~ ^[A-Za-z0-9_][A-Za-z0-9._:+-]*$ ]] ||
 	knob_die RUN_ID "$RUN_ID" "letters, digits and . _ : + - (not first: . : + -)"
 seen_variants=" "
@@ -83,6 +88,15 @@ for spec in $VARIANTS; do
 	esac
 	seen_variants+="$VARIANT_NAME "
 done
+# The variants built and booted, in order: with STEPS=each the baseline,
+# then one a patch up to the patched variant.
+specs=($VARIANTS)
+if [ "$STEPS" = each ]; then
+	[ ${#specs[@]} -eq 2 ] ||
+		knob_die VARIANTS "$VARIANTS" "with STEPS=each exactly two variants, a baseline and a patched one whose series directories start with the baseline's"
+	plan_steps "${specs[@]}"
+	specs=("${specs[0]}" "${STEP_SPECS[@]}")
+fi
 # Boot kinds per cell, in the order they run: clean first, so that the two
 # boots of a cell are adjacent in time.
 boots=(clean)
@@ -124,7 +138,7 @@ fi
 # The knobs as requested, for meta.json ("knobs"; ACCEL=auto and an empty
 # SMP are resolved below, into "accel" and "smp").
 knob_args=()
-for k in VARIANTS WORKLOADS SWEEP DURATION REPEAT ACCEL SMP JOBS TRACE CALIB CALIB_WORKLOADS FLAVOR STRICT RUN_ID; do
+for k in VARIANTS STEPS WORKLOADS SWEEP DURATION REPEAT ACCEL SMP JOBS TRACE CALIB CALIB_WORKLOADS FLAVOR STRICT RUN_ID; do
 	knob_args+=("$k=$(echo ${!k})")
 done
 
@@ -175,8 +189,11 @@ config_dir=$FLAVOR_CONFIG_DIR
 log "stage 1/4: config ($FLAVOR)"
 guarded bash "$MMLAT_ROOT/bench/kconfig.sh" make "$config_dir"
 names=()
-log "stage 2/4: kernels ($VARIANTS)"
-for spec in $VARIANTS; do
+log "stage 2/4: kernels ($VARIANTS${STEP_NAMES[*]:+; STEPS=each: ${STEP_NAMES[*]}})"
+for i in "${!STEP_PARTIAL[@]}"; do
+	[ -z "${STEP_PARTIAL[i]}" ] || write_step_series "${STEP_NAMES[i]}" ${STEP_PARTIAL[i]}
+done
+for spec in "${specs[@]}"; do
 	guarded bash "$MMLAT_ROOT/bench/build.sh" "$spec" "$config_dir"
 	resolve_variant "$spec"
 	names+=("$VARIANT_NAME")
@@ -246,13 +263,19 @@ if [ -f "$run/meta.json" ]; then
 	recorded_sweep=$(recorded sweep || true)
 	[ "$recorded_sweep" = "$(echo $SWEEP)" ] ||
 		die "run $RUN_ID was measured with SWEEP='$recorded_sweep'; start a new RUN_ID rather than changing its sweeps"
+	# and one STEPS: the report reads the steps from meta.json (a run from
+	# before STEPS has none)
+	recorded_steps=each
+	[ "$(recorded steps || echo '[]')" != '[]' ] || recorded_steps=all
+	[ "$recorded_steps" = "$STEPS" ] ||
+		die "run $RUN_ID was measured with STEPS=$recorded_steps; start a new RUN_ID rather than changing its steps"
 	log "resuming run $RUN_ID"
 else
 	for n in "${names[@]}"; do
 		mkdir -p "$run/kernels/$n"
 		cp "$KERNELS_DIR/$n/build.json" "$KERNELS_DIR/$n/System.map" "$KERNELS_DIR/$n/config" "$run/kernels/$n/"
 	done
-	list_args=(variants:=[] boots:=[] sweeps:=[])
+	list_args=(variants:=[] boots:=[] sweeps:=[] steps:=[])
 	for n in "${names[@]}"; do list_args+=("variants[]=$n"); done
 	for b in "${boots[@]}"; do list_args+=("boots[]=$b"); done
 	# Each sweep: its workload, the swept key and its values, the fixed
@@ -268,6 +291,15 @@ else
 		fields+=(fixed:="$(record write "${fixed[@]}")")
 		for w in ${SWEEP_WORKLOADS[i]}; do fields+=("workloads[]=$w"); done
 		list_args+=("sweeps[]:=$(record write "${fields[@]}")")
+	done
+	# Each step (STEPS=each): its variant, the one it is compared with,
+	# the patch it adds, that patch's series directory and its place
+	# among the patched side's own patches, for the report's per-patch
+	# table.
+	for i in "${!STEP_NAMES[@]}"; do
+		list_args+=("steps[]:=$(record write variant="${STEP_NAMES[i]}" \
+			previous="${STEP_PREVIOUS[i]}" patch="${STEP_PATCHES[i]}" \
+			series="${STEP_SERIES[i]}" index:=$((i + 1)))")
 	done
 	# knobs: every knob as requested; accel and smp: what ran
 	record write run_id="$RUN_ID" workloads="$WORKLOADS" sweep="$(echo $SWEEP)" \

@@ -216,11 +216,19 @@ STUBS = {
 }
 
 
+# The matrix's series directories: a baseline's (pre), a series of three
+# patches (ser), one more patch of the same file name in another directory
+# (more), and a directory that lists none (empty).
+STEP_SERIES = {"pre": ["0001-pre.patch"],
+               "ser": ["0001-a.patch", "0002-b.patch", "0003-c.patch"],
+               "more": ["0001-a.patch"], "empty": []}
+
+
 @pytest.fixture
 def matrix(tmp_path):
     root = tmp_path / "root"
-    for name in ("run-matrix.sh", "lib.sh", "variants.sh", "workloads.sh", "workloads.conf",
-                 "knobs.sh", "knobs.conf", "record.py"):
+    for name in ("run-matrix.sh", "lib.sh", "variants.sh", "steps.sh", "workloads.sh",
+                 "workloads.conf", "knobs.sh", "knobs.conf", "record.py"):
         (root / "bench").mkdir(parents=True, exist_ok=True)
         (root / "bench" / name).write_text((ROOT / "bench" / name).read_text())
     for rel, body in STUBS.items():
@@ -233,8 +241,17 @@ def matrix(tmp_path):
     (build / "linux-source-6.1/Makefile").write_text("kernelversion:\n\t@echo 6.1.0\n")
     conf = tmp_path / "variants.conf"
     conf.write_text("base:\npatch:\n")
+    # series directories for ad hoc variants (STEPS=each): the stub build
+    # applies none of their patches
+    for d, names in STEP_SERIES.items():
+        (tmp_path / "patches" / d).mkdir(parents=True)
+        (tmp_path / "patches" / d / "series").write_text(
+            "# a comment\n" + "".join(n + "\n" for n in names))
+        for n in names:
+            (tmp_path / "patches" / d / n).write_text("patch %s/%s\n" % (d, n))
     results = tmp_path / "results"
     base_env = {"BUILD_DIR": str(build), "VARIANTS_CONF": str(conf),
+                "PATCHES_DIR": str(tmp_path / "patches"),
                 "INSTRUMENTATION_SERIES": "",
                 "RESULTS_DIR": str(results), "MMLAT_RESULTS": str(results),
                 "RUN_ID": "t", "VARIANTS": "base patch", "WORKLOADS": "munmap idle",
@@ -681,6 +698,107 @@ def test_make_lists_sweep_and_keeps_it_out_of_calibrate_and_check_kernels():
         assert " SWEEP= " in matrix_line, target
 
 
+# STEPS=each: every prefix of the patched side's own patches is a variant,
+# built and booted between the baseline and the patched variant.
+STEPPED = "base=pre mine=pre+ser+more"
+
+
+def test_matrix_steps_each_boots_every_prefix_and_records_the_steps(matrix, tmp_path):
+    run_matrix, run = matrix
+    proc, boots = run_matrix(VARIANTS=STEPPED, STEPS="each", WORKLOADS="munmap", REPEAT="2",
+                             CALIB_WORKLOADS="calib")
+    assert proc.returncode == 0, proc.stderr
+    order = ["base", "mine.1", "mine.2", "mine.3", "mine"]
+    # a calibration boot per variant, then per repeat each variant's clean
+    # and traced boot, the steps in order between baseline and patched
+    assert [line.split()[0] for line in boots] == (
+        ["t/cells/%s/calib/traced/.r1.tmp" % n for n in order]
+        + ["t/cells/%s/munmap/%s/.r%d.tmp" % (n, boot, r)
+           for r in (1, 2) for n in order for boot in ("clean", "traced")])
+    assert "STEPS=each: mine.1 mine.2 mine.3 mine" in proc.stderr
+    meta = json.loads((run / "meta.json").read_text())
+    assert meta["variants"] == order
+    assert (meta["knobs"]["VARIANTS"], meta["knobs"]["STEPS"]) == (STEPPED, "each")
+    assert meta["steps"] == [
+        {"variant": "mine.1", "previous": "base", "patch": "0001-a.patch", "series": "ser",
+         "index": 1},
+        {"variant": "mine.2", "previous": "mine.1", "patch": "0002-b.patch", "series": "ser",
+         "index": 2},
+        {"variant": "mine.3", "previous": "mine.2", "patch": "0003-c.patch", "series": "ser",
+         "index": 3},
+        {"variant": "mine", "previous": "mine.3", "patch": "0001-a.patch", "series": "more",
+         "index": 4}]
+    assert sorted(p.name for p in (run / "kernels").iterdir()) == sorted(order)
+    # one run, one STEPS
+    proc, boots = run_matrix(VARIANTS=STEPPED, WORKLOADS="munmap", REPEAT="2",
+                             CALIB_WORKLOADS="calib")
+    assert proc.returncode != 0 and boots == []
+    assert "measured with STEPS=each; start a new RUN_ID" in proc.stderr
+
+
+def test_matrix_resumes_a_run_of_steps_all_only_with_steps_all(matrix):
+    run_matrix, run = matrix
+    assert run_matrix(REPEAT="1", CALIB="")[0].returncode == 0
+    proc, boots = run_matrix(REPEAT="1", CALIB="", VARIANTS="base=pre mine=pre+more",
+                             STEPS="each")
+    assert proc.returncode != 0 and "measured with STEPS=all" in proc.stderr
+    assert boots == []
+
+
+def test_step_series_hold_the_first_patches_and_hash_apart(matrix, tmp_path):
+    run_matrix, run = matrix
+    env = {"BUILD_DIR": str(tmp_path / "build"), "PATCHES_DIR": str(tmp_path / "patches"),
+           "INSTRUMENTATION_SERIES": ""}
+    steps_dir = tmp_path / "build/steps"
+
+    def shas():
+        return [series_sha(env, spec) for spec in (
+            "base=pre", "mine.1=pre+%s/mine.1" % steps_dir, "mine.2=pre+%s/mine.2" % steps_dir,
+            "mine.3=pre+ser", "mine=pre+ser+more")]
+
+    assert run_matrix(VARIANTS=STEPPED, STEPS="each", WORKLOADS="munmap", REPEAT="1",
+                      CALIB="")[0].returncode == 0
+    # a partial series per step that ends inside its directory; the step
+    # that completes ser is pre+ser itself
+    assert sorted(p.name for p in steps_dir.iterdir()) == ["mine.1", "mine.2"]
+    ser = tmp_path / "patches/ser"
+    assert (steps_dir / "mine.1/series").read_text() == "0001-a.patch\n"
+    assert (steps_dir / "mine.2/series").read_text() == "0001-a.patch\n0002-b.patch\n"
+    assert sorted(p.name for p in (steps_dir / "mine.2").iterdir()) == [
+        "0001-a.patch", "0002-b.patch", "series"]
+    for name in ("0001-a.patch", "0002-b.patch"):
+        assert (steps_dir / "mine.2" / name).read_bytes() == (ser / name).read_bytes()
+    first = shas()
+    assert len(set(first)) == 5
+    # written again by the next run: the same hashes, so the same trees
+    # and kernels
+    assert run_matrix(VARIANTS=STEPPED, STEPS="each", WORKLOADS="munmap", REPEAT="1",
+                      CALIB="", RUN_ID="u")[0].returncode == 0
+    assert shas() == first
+    # a changed patch: the steps that carry it hash anew, the one before
+    # it does not
+    (ser / "0002-b.patch").write_text("patch ser/0002-b.patch, v2\n")
+    assert run_matrix(VARIANTS=STEPPED, STEPS="each", WORKLOADS="munmap", REPEAT="1",
+                      CALIB="", RUN_ID="v")[0].returncode == 0
+    again = shas()
+    assert again[:2] == first[:2]
+    assert all(a != b for a, b in zip(again[2:], first[2:]))
+
+
+def test_make_passes_steps_and_keeps_it_out_of_calibrate_and_check_kernels():
+    env = {k: v for k, v in os.environ.items() if k not in ("STEPS", "MAKEFLAGS")}
+    show = ["make", "--no-print-directory", "--eval", "show-steps: ; @echo $$STEPS",
+            "show-steps"]
+    for args, want in (((), "all"), (("STEPS=each",), "each")):
+        out = subprocess.run(show + list(args), cwd=ROOT, env=env, text=True,
+                             capture_output=True, check=True).stdout
+        assert out == want + "\n"
+    for target in ("calibrate", "check-kernels"):
+        matrix_line = [line for line in make_dry(target, "RUN_ID=x", "STEPS=each")
+                       if "run-matrix.sh" in line or "WORKLOADS=" in line][0]
+        assert " STEPS=all " in matrix_line, target
+
+
 # Every knob is checked at the entry of bench/run-matrix.sh, before the
 # config stage: a bad value fails within 2 s, naming the knob, the value
 # and what is allowed, and writes nothing under results/ or build/.
@@ -716,6 +834,26 @@ BAD_KNOBS = [
     ({"JOBS": "two"}, "JOBS='two' is not allowed: JOBS takes auto or an integer in 1..64"),
     ({"RUN_ID": "../x"}, "RUN_ID='../x' is not allowed"),
     ({"FLAVOR": "fast"}, "unknown FLAVOR=fast (bench or check)"),
+    ({"STEPS": "every"}, "STEPS='every' is not allowed: STEPS takes one of: all each"),
+    ({"STEPS": "each", "VARIANTS": "base=pre"},
+     "VARIANTS='base=pre' is not allowed: VARIANTS takes with STEPS=each exactly two variants, "
+     "a baseline and a patched one whose series directories start with the baseline's"),
+    ({"STEPS": "each", "VARIANTS": "base=pre a=pre+ser b=pre+ser+more"},
+     "VARIANTS='base=pre a=pre+ser b=pre+ser+more' is not allowed: VARIANTS takes with "
+     "STEPS=each exactly two variants"),
+    ({"STEPS": "each", "VARIANTS": "base=pre+ser mine=pre+more"},
+     "STEPS=each: the series directories of 'mine' (pre more) do not start with those of "
+     "'base' (pre ser)"),
+    ({"STEPS": "each", "VARIANTS": "base=ser mine=pre+ser"},
+     "STEPS=each: the series directories of 'mine' (pre ser) do not start with those of "
+     "'base' (ser)"),
+    ({"STEPS": "each"}, "STEPS=each: 'patch' adds no patch to 'base' (its series directories "
+                        "beyond the baseline's: none)"),
+    ({"STEPS": "each", "VARIANTS": "base=pre mine=pre+empty"},
+     "STEPS=each: 'mine' adds no patch to 'base' (its series directories beyond the "
+     "baseline's: empty)"),
+    ({"STEPS": "each", "VARIANTS": "mine.1=pre mine=pre+ser"},
+     "STEPS=each: a step of 'mine' would be called 'mine.1', the baseline's name"),
 ]
 
 
@@ -764,12 +902,14 @@ def test_meta_records_every_knob_requested_and_what_ran(matrix):
     assert proc.returncode == 0, proc.stderr
     meta = json.loads((run / "meta.json").read_text())
     assert meta["knobs"] == {
-        "VARIANTS": "base patch", "WORKLOADS": "munmap idle", "SWEEP": "", "DURATION": "1",
+        "VARIANTS": "base patch", "STEPS": "all", "WORKLOADS": "munmap idle", "SWEEP": "",
+        "DURATION": "1",
         "REPEAT": "1", "ACCEL": "auto", "SMP": "", "JOBS": "auto", "TRACE": "windows", "CALIB": "",
         "CALIB_WORKLOADS": "idle", "FLAVOR": "bench", "STRICT": "0", "RUN_ID": "t"}
     # what ran: the probe's accelerator and its default vCPU count
     assert (meta["accel"], meta["smp"], meta["trace"]) == ("tcg-icount", 1, "windows")
     assert (meta["duration_s"], meta["repeat"], meta["calib"]) == (1, 1, "")
+    assert meta["variants"] == ["base", "patch"] and meta["steps"] == []
     # JOBS=auto under icount: a boot per host core (memory allowing)
     assert 1 <= meta["jobs"] <= os.cpu_count()
 
@@ -779,11 +919,12 @@ def test_defaults_have_one_home():
                 .splitlines() if line and not line.startswith("#"))
     env = {k: v for k, v in os.environ.items()
            if k not in ("TRACE", "DURATION", "REPEAT", "ACCEL", "WORKLOADS", "VARIANTS",
-                        "MAKEFLAGS")}
+                        "STEPS", "MAKEFLAGS")}
     out = subprocess.run(["make", "--no-print-directory", "help"], cwd=ROOT, env=env,
                          text=True, capture_output=True, check=True).stdout
     assert "TRACE=%s (of: %s;" % (conf["TRACE_DEFAULT"], conf["TRACE_VALUES"]) in out
     assert "ACCEL=%s (%s)" % (conf["ACCEL_DEFAULT"], conf["ACCEL_VALUES"]) in out
+    assert "STEPS=%s (of: %s;" % (conf["STEPS_DEFAULT"], conf["STEPS_VALUES"]) in out
     assert "DURATION=%s (" % conf["DURATION_DEFAULT"] in out
     assert 'WORKLOADS="%s" (of: %s;' % (conf["WORKLOADS_DEFAULT"], conf["WORKLOAD_NAMES"]) in out
     # the drivers' own default (workloads/common.c), should one run without -d
@@ -793,7 +934,7 @@ def test_defaults_have_one_home():
     for rel in ("Makefile", "bench/run-matrix.sh", "guest/runner.sh"):
         text = (ROOT / rel).read_text()
         for bad in ("TRACE:-windows", "DURATION:-5", "duration=10", "trace=full calib",
-                    "TRACE     ?= windows", "DURATION  ?= 5"):
+                    "TRACE     ?= windows", "DURATION  ?= 5", "STEPS:-all", "STEPS     ?= all"):
             assert bad not in text, (rel, bad)
 
 
