@@ -5,7 +5,7 @@ import statistics
 import textwrap
 from dataclasses import asdict
 
-from . import attribute, calibrate, endpoints, load, locks, stats, sweep
+from . import attribute, calibrate, endpoints, load, locks, stats, steps, sweep
 
 TRACERS = load.TRACERS
 # Which boot kind each figure comes from: tracing changes what it
@@ -332,6 +332,7 @@ def build(run, baseline=None, patched=None, n_resamples=2000, conf=0.95, seed=1)
     for ws in s["workloads"].values():
         ws["comparisons"] = [c.as_dict() for c in ws["comparisons"]]
     s["sweeps"] = sweep.to_summary(sweep.build(run, FIGURE_BOOT))
+    s["steps"] = steps.to_summary(steps.build(run, n_resamples, conf, seed))
     return s
 
 
@@ -468,13 +469,18 @@ def headline_label(e):
     return detail_label(e) + ("" if e.kind == "throughput" else " us")
 
 
-def comparison_row(c, label):
+def comparison_cells(c):
+    """A comparison as the tables print it: both sides, the change
+    absolute and in %, and its interval."""
     e = c.spec
     below = floored(c.base, e), floored(c.patched, e)
-    return ROW % (label, value_text(c.base_gmean, e, below[0]),
-                  value_text(c.patched_gmean, e, below[1]),
-                  "-" if all(below) else delta_text(c.delta, e), pct_text(c), c.verdict,
-                  interval_text(c))
+    return (value_text(c.base_gmean, e, below[0]), value_text(c.patched_gmean, e, below[1]),
+            "-" if all(below) else delta_text(c.delta, e), pct_text(c), interval_text(c))
+
+
+def comparison_row(c, label):
+    base, patched, delta, pct, interval = comparison_cells(c)
+    return ROW % (label, base, patched, delta, pct, c.verdict, interval)
 
 
 def headline(s):
@@ -770,6 +776,45 @@ def sweep_section(sw, baseline, fb):
     return L
 
 
+# A row of the per-patch table: an endpoint, the previous step's and this
+# step's figure, the change absolute and in %, and its interval (17
+# columns fit 80); its heading names the workload in the first column.
+STEP_ROW = "    %-20s %8s %8s %7s %6s %s"
+STEP_HEAD = "%-24s %8s %8s %7s %6s %s"
+
+
+def step_row(c):
+    return STEP_ROW % ((headline_label(c.spec),) + comparison_cells(c))
+
+
+def steps_section(s):
+    """report.txt lines of the per-patch table (STEPS=each, steps.Step):
+    which variant added which patch, then per workload a block per patch
+    in order, each primary endpoint of the step before it (the baseline
+    before the first) against the step's, as the headline compares them
+    but without a verdict: the gate is the headline's."""
+    all_steps = steps.from_summary(s)
+    if not all_steps:
+        return []
+    conf = round(s["gate"]["conf"] * 100)
+    L = ["== Each patch against the previous step (STEPS=each) =="]
+    L += ["  %d %s: %s/%s" % (st.index, st.variant, st.series, st.patch) for st in all_steps]
+    L += textwrap.wrap(
+        "Per boot, geometric mean over boots: before, the step before the patch (%s "
+        "before patch 1); after, with it. Interval: %d %% %s of the change. No "
+        "verdict: the gate is the headline's." % (
+            all_steps[0].previous, conf, s["gate"]["interval"]), 80, break_on_hyphens=False)
+    for w in s["workloads"]:
+        L.append("")
+        L.append(STEP_HEAD % (w[:24], "before", "after", "delta", "%", "%d%% interval" % conf))
+        for st in all_steps:
+            n = st.boots[w]
+            L.append("  %d %s (clean %d+%d, traced %d+%d boots)" % (
+                st.index, st.title, *n["clean"], *n["traced"]))
+            L += [step_row(c) for c in st.comparisons[w]]
+    return L
+
+
 def render_txt(s):
     """report.txt, 80 columns, from summary.json alone: the header, then
     per workload its critical sections (traced boots), then per workload
@@ -784,6 +829,10 @@ def render_txt(s):
         for f in failed_boots(s):
             L.append(("  %s/%s/%s/r%d: %s" % (f["variant"], f["workload"], f["boot"],
                                              f["repeat"], f["cause"] or f["status"]))[:80])
+    per_patch = steps_section(s)
+    if per_patch:
+        L.append("")
+        L.extend(per_patch)
     for w, ws in s["workloads"].items():
         crit = critical_sections(ws, labels, short_labels(s), fb)
         if not crit:
