@@ -65,27 +65,6 @@ def workload_noise(run, variant, w):
             "endpoints": {k: v for k, v in rows.items() if v is not None}}
 
 
-def load_readable(run_dir):
-    """load.load_run, but a boot this analysis cannot read (an older window
-    module's format) is left out and named on stderr: an older run's clean
-    boots still give the before figures."""
-    import os
-    run = {"dir": run_dir, "cells": []}
-    cdir = os.path.join(run_dir, "cells")
-    for v in sorted(os.listdir(cdir)):
-        for w in sorted(os.listdir(os.path.join(cdir, v))):
-            for boot in load.BOOTS:
-                bd = os.path.join(cdir, v, w, boot)
-                if w == load.CALIB_CELL or not os.path.isdir(bd):
-                    continue
-                for rep, path in load._repeat_dirs(bd):
-                    try:
-                        run["cells"].append(load.load_cell(run_dir, v, w, boot, rep, path))
-                    except load.UnreadableRun as e:
-                        print("skipped: %s" % e, file=sys.stderr)
-    return run
-
-
 def fmt(x, pct=True):
     if x is None:
         return "-"
@@ -101,7 +80,7 @@ def main():
                     help="the window classes the table shows (the series' by default; "
                     "'all' for every one)")
     a = ap.parse_args()
-    run = load_readable(a.run)
+    run = load.load_run(a.run, skip_unreadable=True)
     out = {"run": a.run, "variant": a.variant, "workloads": {}}
     print("| workload | endpoint | boots | mean | CV | sd(ln) | distinct values | boots for 10 % |")
     print("|---|---|---|---|---|---|---|---|")

@@ -1,6 +1,7 @@
 """Load a results/<run-id>/ folder (layout in results/README.md)."""
 import json
 import os
+import sys
 import re
 from dataclasses import astuple, dataclass, fields
 
@@ -388,9 +389,12 @@ def _repeat_dirs(d):
     return sorted(out)
 
 
-def load_run(run_dir):
+def load_run(run_dir, skip_unreadable=False):
     """Every boot under cells/<variant>/<workload>/<boot>/r<N>/.  Raises
-    UnreadableRun on a run in the layout without the boot level."""
+    UnreadableRun on a run in the layout without the boot level, and on a
+    boot this analysis cannot read (an older window module's format)
+    unless skip_unreadable, which leaves such a boot out and names it on
+    stderr (an older run's clean boots still give its before figures)."""
     run = {"dir": run_dir, "meta": _json(os.path.join(run_dir, "meta.json")),
            "cells": [], "kernels": {}}
     kd = os.path.join(run_dir, "kernels")
@@ -416,8 +420,14 @@ def load_run(run_dir):
                 if not os.path.isdir(bd):
                     continue
                 for rep, path in _repeat_dirs(bd):
-                    c = load_cell(run_dir, v, w, boot, rep, path,
-                                  trace=run["meta"].get("trace"))
+                    try:
+                        c = load_cell(run_dir, v, w, boot, rep, path,
+                                      trace=run["meta"].get("trace"))
+                    except UnreadableRun as e:
+                        if not skip_unreadable:
+                            raise
+                        print("skipped: %s" % e, file=sys.stderr)
+                        continue
                     # cell.json may lack the config hash: take the variant build's
                     k = run["kernels"].get(v, {})
                     if "config_sha256" not in c["meta"] and k.get("config_sha256"):

@@ -522,3 +522,19 @@ def test_workloads_sort_a_parameters_values_as_numbers(tmp_path):
     run = load.load_run(str(tmp_path))
     assert load.workloads(run) == ["exit", "imap:n=16", "imap:n=64", "imap:n=1024",
                                    "truncate"]
+
+
+def test_a_boot_in_an_older_format_stops_the_load_unless_skipped(tmp_path, capsys):
+    """load_run refuses a boot it cannot read; skip_unreadable (the A/A
+    study on older runs) leaves out that boot alone and names it."""
+    fakerun.make_run(str(tmp_path))
+    dump = tmp_path / "cells/baseline/munmap/traced/r1/guest/windows/windows.txt"
+    dump.write_text(re.sub(r" ?sub_bits=\d+", "", dump.read_text()))
+    with pytest.raises(load.UnreadableRun, match="no sub_bits"):
+        load.load_run(str(tmp_path))
+    every = len(list(tmp_path.glob("cells/*/*/*/r*/cell.json")))
+    run = load.load_run(str(tmp_path), skip_unreadable=True)
+    assert len(run["cells"]) == every - 1
+    assert not any(c["variant"] == "baseline" and c["workload"] == "munmap"
+                   and c["boot"] == "traced" and c["repeat"] == 1 for c in run["cells"])
+    assert "skipped: " in capsys.readouterr().err
