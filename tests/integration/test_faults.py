@@ -30,14 +30,14 @@ def results(tmp_path):
     subprocess.run(["umount", "-l", str(mnt)], check=True)
 
 
-def start(results):
+def start(results, terminal_job):
     env = dict(os.environ, RESULTS_DIR=str(results), RUN_ID="faults", VARIANTS="mainline",
                WORKLOADS="idle munmap", DURATION="1", REPEAT=str(BOOTS // 2), TRACE="none",
                CALIB="", JOBS="2", ACCEL=os.environ.get("ACCEL", "auto"))
     # a process group of its own, as a terminal's foreground job
     return subprocess.Popen(["bash", "bench/run-matrix.sh"], cwd=ROOT, env=env, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=terminal_job)
 
 
 def complete(run):
@@ -68,10 +68,10 @@ def check_stopped(run):
     return len(complete(run))
 
 
-def test_stopped_three_ways_and_resumed(results):
+def test_stopped_three_ways_and_resumed(results, terminal_job):
     run = results / "faults"
     # 1. Ctrl-C: SIGINT to the whole foreground group
-    proc = start(results)
+    proc = start(results, terminal_job)
     wait_for_more_boots(run, proc, 0)
     os.killpg(proc.pid, signal.SIGINT)
     _, err = proc.communicate(timeout=60)
@@ -82,7 +82,7 @@ def test_stopped_three_ways_and_resumed(results):
     assert 1 <= done < BOOTS
 
     # 2. SIGKILL of the matrix alone: its guests die with it
-    proc = start(results)
+    proc = start(results, terminal_job)
     wait_for_more_boots(run, proc, done)
     os.kill(proc.pid, signal.SIGKILL)
     proc.communicate(timeout=60)
@@ -90,7 +90,7 @@ def test_stopped_three_ways_and_resumed(results):
     assert done < BOOTS
 
     # 3. The disk under RESULTS_DIR fills while guests boot
-    proc = start(results)
+    proc = start(results, terminal_job)
     wait_for_more_boots(run, proc, done)
     filler = results / "filler"
     subprocess.run(["dd", "if=/dev/zero", "of=%s" % filler, "bs=1M", "count=200"],
@@ -105,7 +105,7 @@ def test_stopped_three_ways_and_resumed(results):
 
     # 4. The rerun does the rest, and only the rest
     filler.unlink()
-    proc = start(results)
+    proc = start(results, terminal_job)
     _, err = proc.communicate(timeout=900)
     assert proc.returncode == 0, err[-2000:]
     assert "%d of %d boots already complete, skipped" % (done, BOOTS) in err

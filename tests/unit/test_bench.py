@@ -225,7 +225,7 @@ STEP_SERIES = {"pre": ["0001-pre.patch"],
 
 
 @pytest.fixture
-def matrix(tmp_path):
+def matrix(tmp_path, terminal_job):
     root = tmp_path / "root"
     for name in ("run-matrix.sh", "lib.sh", "variants.sh", "steps.sh", "workloads.sh",
                  "workloads.conf", "knobs.sh", "knobs.conf", "record.py"):
@@ -275,7 +275,7 @@ def matrix(tmp_path):
         return subprocess.Popen(["bash", str(root / "bench/run-matrix.sh")],
                                 env=dict(os.environ, **dict(base_env, **env)), text=True,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                start_new_session=True)
+                                start_new_session=True, preexec_fn=terminal_job)
     run_matrix.start = start
     return run_matrix, results / "t"
 

@@ -50,7 +50,7 @@ def read_pid(path, seconds=10):
 
 
 @pytest.fixture
-def building(tmp_path):
+def building(tmp_path, terminal_job):
     """Start build.sh of variant 'mainline', with an older kernel of it
     installed; yields the process, the installed kernel dir and the object
     dir once make is waiting on its 'compiler'."""
@@ -75,7 +75,7 @@ def building(tmp_path):
     # the whole group
     proc = subprocess.Popen(["bash", "bench/build.sh", "mainline", str(config)],
                             cwd=ROOT, env=env, text=True, stderr=subprocess.PIPE,
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=terminal_job)
     obj = build / "trees/mainline/obj"
     try:
         read_pid(obj / "compiler.pid")
