@@ -388,27 +388,41 @@ start_boot() {
 	running[$!]="$n $w $boot $r"
 }
 
-# finish_boot: wait for one boot to end and record it; a boot the host could
-# not keep (a full disk) is discarded and stops the run.
-finish_boot() {
-	local pid rc=0 n w boot r staging
-	wait -n -p pid "${!running[@]}" || rc=$?
-	read -r n w boot r <<< "${running[$pid]}"
+# What every cell.json of a variant shares, read once rather than per boot.
+config_sha=$(cat "$config_dir/config.sha256")
+declare -A series_sha=()
+for n in "${names[@]}"; do series_sha[$n]=$(record get "$KERNELS_DIR/$n/build.json" series_sha256); done
+
+# reap_boot: wait for one boot to end; sets REAPED (its plan entry) and
+# REAPED_RC. A boot the host could not keep (a full disk) is discarded
+# and stops the run: REAPED is then empty.
+reap_boot() {
+	local pid n w boot r staging
+	REAPED_RC=0
+	wait -n -p pid "${!running[@]}" || REAPED_RC=$?
+	REAPED=${running[$pid]}
 	unset "running[$pid]"
 	finished=$((finished + 1))
+	read -r n w boot r <<< "$REAPED"
 	staging=$run/cells/$n/$w/$boot/.r$r.tmp
 	# A failed boot with the disk (nearly) full failed for the host.
-	if [ $rc -eq 2 ] || [ ! -f "$staging/boot.json" ] ||
-	   { [ $rc -ne 0 ] && [ "$(free_mib "$run")" -lt $BOOT_FREE_MIB ]; }; then
+	if [ $REAPED_RC -eq 2 ] || [ ! -f "$staging/boot.json" ] ||
+	   { [ $REAPED_RC -ne 0 ] && [ "$(free_mib "$run")" -lt $BOOT_FREE_MIB ]; }; then
 		rm -rf "$staging"
 		[ -n "$host_fault" ] ||
 			host_fault="boot $n/$w/$boot/r$r could not be kept ($(free_mib "$run") MiB free under ${RESULTS_DIR})"
-		return
+		REAPED=
 	fi
-	[ $rc -eq 0 ] || failed=$((failed + 1))
+}
+
+# record_boot ENTRY RC: its cell.json, then the boot into place.
+record_boot() {
+	local n w boot r staging
+	read -r n w boot r <<< "$1"
+	staging=$run/cells/$n/$w/$boot/.r$r.tmp
+	[ "$2" -eq 0 ] || failed=$((failed + 1))
 	if record write @"$staging/boot.json" variant="$n" workload="$w" boot="$boot" repeat:="$r" \
-		smp:="$SMP" config_sha256="$(cat "$config_dir/config.sha256")" \
-		series_sha256="$(record get "$KERNELS_DIR/$n/build.json" series_sha256)" \
+		smp:="$SMP" config_sha256="$config_sha" series_sha256="${series_sha[$n]}" \
 		qemu_cmdline="$(cat "$staging/qemu.cmdline")" > "$staging/cell.json" &&
 	   rm -f "$staging/boot.json" "$staging/qemu.cmdline" &&
 	   mv "$staging" "$run/cells/$n/$w/$boot/r$r"; then
@@ -419,17 +433,29 @@ finish_boot() {
 		host_fault="boot $n/$w/$boot/r$r could not be recorded ($(free_mib "$run") MiB free under ${RESULTS_DIR})"
 }
 
-for entry in "${todo[@]}"; do
-	while [ ${#running[@]} -ge "$JOBS" ]; do finish_boot; done
-	[ -z "$host_fault" ] || break
-	free=$(free_mib "$run")
-	if [ "$free" -lt $BOOT_FREE_MIB ]; then
-		host_fault="only $free MiB free under $RESULTS_DIR, a boot needs $BOOT_FREE_MIB"
-		break
-	fi
-	start_boot "$entry"
+# start_boots: boot the next plan entries while there is room, and disk.
+next=0
+start_boots() {
+	local free
+	while [ -z "$host_fault" ] && [ $next -lt ${#todo[@]} ] && [ ${#running[@]} -lt "$JOBS" ]; do
+		free=$(free_mib "$run")
+		if [ "$free" -lt $BOOT_FREE_MIB ]; then
+			host_fault="only $free MiB free under $RESULTS_DIR, a boot needs $BOOT_FREE_MIB"
+			return
+		fi
+		start_boot "${todo[next]}"
+		next=$((next + 1))
+	done
+}
+
+# A boot that ends frees its host core: the next one starts before the
+# ended one is recorded, so that the recording does not leave it idle.
+start_boots
+while [ ${#running[@]} -gt 0 ]; do
+	reap_boot
+	start_boots
+	[ -z "$REAPED" ] || record_boot "$REAPED" "$REAPED_RC"
 done
-while [ ${#running[@]} -gt 0 ]; do finish_boot; done
 [ -z "$host_fault" ] ||
 	die "run $RUN_ID stopped: $host_fault; its complete boots are kept in $run: make room and rerun with RUN_ID=$RUN_ID to do the rest"
 log "matrix done in $(($(now) - t0))s (boots $(($(now) - stage_t0))s, $JOBS at once): ${#todo[@]} of $total boots run, $failed failed, in ${run#$MMLAT_ROOT/}"
