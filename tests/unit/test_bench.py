@@ -186,6 +186,9 @@ STUBS = {
     "bench/build.sh": textwrap.dedent("""\
         . "$(dirname "$0")/lib.sh"; . "$(dirname "$0")/variants.sh"
         resolve_variant "$1"
+        # STUB_BUILD_SLEEP: seconds a build takes; build.pid: this build
+        echo $$ > "$BUILD_DIR/build.pid"
+        sleep "${STUB_BUILD_SLEEP:-0}"
         d=$KERNELS_DIR/$VARIANT_NAME
         mkdir -p "$d"
         echo '{"series_sha256": "e3b0"}' > "$d/build.json"
@@ -385,6 +388,35 @@ def test_matrix_interrupted_keeps_complete_boots_and_resumes(matrix, signal_name
     assert len(boots) == 16 - len(done)
     assert len(list(run.glob("cells/*/*/*/r*/cell.json"))) == 16
     assert not list(run.glob("cells/*/*/*/.r*.tmp"))
+
+
+@pytest.mark.parametrize("signal_name", ["SIGINT", "SIGKILL"])
+def test_matrix_interrupted_during_a_build_stops_it(matrix, tmp_path, signal_name):
+    import signal
+    run_matrix, run = matrix
+    pid_file = tmp_path / "build/build.pid"
+    proc = run_matrix.start(STUB_BUILD_SLEEP="30", CALIB="")
+    deadline = time.monotonic() + 30
+    while not pid_file.exists():
+        assert proc.poll() is None and time.monotonic() < deadline
+        time.sleep(0.1)
+    build = int(pid_file.read_text())
+    if signal_name == "SIGKILL":
+        os.kill(proc.pid, signal.SIGKILL)
+    else:
+        os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    if signal_name == "SIGINT":
+        assert proc.returncode == 130 and "run t stopped by SIGINT" in err, err
+    # the build went with the run, and no boot began
+    deadline = time.monotonic() + 10
+    while os.path.exists("/proc/%d" % build) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not os.path.exists("/proc/%d" % build)
+    assert not (run / "cells").exists()
+    proc, boots = run_matrix(CALIB="")
+    assert proc.returncode == 0, proc.stderr
+    assert len(boots) == 16
 
 
 def test_matrix_refuses_a_second_run_on_a_run_id_in_progress(matrix):
