@@ -21,11 +21,14 @@ check_one_of() {
 	knob_die "$1" "$2" "one of: $3"
 }
 
-# check_int KNOB VALUE "MIN MAX": a canonical decimal integer in range.
+# int_in VALUE "MIN MAX": VALUE is a canonical decimal integer in range.
+int_in() {
+	[[ $1 =~ ^(0|[1-9][0-9]{0,8})$ ]] && [ "$1" -ge "${2% *}" ] && [ "$1" -le "${2#* }" ]
+}
+
+# check_int KNOB VALUE "MIN MAX"
 check_int() {
-	local min=${3% *} max=${3#* }
-	[[ $2 =~ ^(0|[1-9][0-9]{0,8})$ ]] && [ "$2" -ge "$min" ] && [ "$2" -le "$max" ] ||
-		knob_die "$1" "$2" "an integer in $min..$max"
+	int_in "$2" "$3" || knob_die "$1" "$2" "an integer in ${3/ /..}"
 }
 
 # check_workload_name WHAT NAME: NAME is a workload the runner knows.

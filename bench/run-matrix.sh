@@ -66,7 +66,7 @@ check_one_of TRACE "$TRACE" "$TRACE_VALUES"
 check_one_of ACCEL "$ACCEL" "$ACCEL_VALUES"
 check_int DURATION "$DURATION" "$DURATION_RANGE"
 check_int REPEAT "$REPEAT" "$REPEAT_RANGE"
-[ "$JOBS" = auto ] || [[ $JOBS =~ ^[1-9][0-9]{0,8}$ && $JOBS -le ${JOBS_RANGE#* } ]] ||
+[ "$JOBS" = auto ] || int_in "$JOBS" "$JOBS_RANGE" ||
 	knob_die JOBS "$JOBS" "auto or an integer in ${JOBS_RANGE/ /..}"
 [ -z "$SMP" ] || check_int SMP "$SMP" "$SMP_RANGE"
 # Measured with QEMU 7.2: under icount a 6.1 guest stops for good at
