@@ -145,26 +145,30 @@ def classify_stack(frames, kind=None, lock=None, rules=None):
     every row).
 
     lock is the module's tag: "pte", "i_mmap" or "anon_vma" classes the
-    window by that lock first; any other value ("none", "") says the
-    opening call took none of them, so the rows of lock users do not
+    window by that lock, unless a row above that lock's first row matches
+    (an injected calibration hold stays calibration, at open as at its
+    end); any other value ("none", "") says the opening call took none of
+    them, so the rows of lock users do not
     apply (a spin_lock in __anon_vma_prepare on mm->page_table_lock is no
     anon_vma-lock window); None (no tag known: a hist trigger, the
     kernel's stack at a window's end) lets the stack alone decide."""
     rules = rules or RULES
     kind = TRACER_KIND.get(kind, kind)
     op = opener(frames, rules)
-    if lock == "pte":
-        return _pte_class(op, kind, rules)
-    if lock in LOCK_CLASS:
-        return LOCK_CLASS[lock]
     funcs = [func_name(f) for f in frames]
     for r in rules:
         if r.match == "plumbing" or not r.applies_to(kind):
             continue
+        if r.lock and r.lock == lock:
+            # The tag decides from the lock's first row on; only the rows
+            # above it (the calibration module's) come first.
+            return _pte_class(op, kind, rules) if lock == "pte" else LOCK_CLASS[lock]
         if r.lock and lock is not None:
             continue
         if r.match == "opener" and op and r.has(op):
             return r.cls
         if r.match == "within" and any(r.has(f) for f in funcs):
             return r.cls
-    return OTHER
+    if lock == "pte":
+        return PTE_FALLBACK
+    return LOCK_CLASS.get(lock, OTHER)

@@ -122,6 +122,18 @@ def test_the_lock_tag_decides_before_the_stack():
     assert classify_stack(IRQ_END, "irq") == "zone-lru-lock"
 
 
+def test_an_injected_lock_hold_is_calibration_at_open_and_at_its_end():
+    # The calibration module's 3 ms PTE-lock hold: tagged pte at open, no
+    # tag on the kernel's stack at its end; both must say calibration, or
+    # the traced boot's max window and its end stack disagree.
+    hold = ["_raw_spin_lock+0x1a/0x30", "mmlat_calib_ptl_hold+0x40/0x90",
+            "mmlat_calib_write+0x8c/0x140", "vfs_write+0xc5/0x3a0"]
+    end = ["_raw_spin_unlock+0x1a/0x30"] + hold[1:]
+    assert classify_stack(hold, "preempt", "pte") == "calibration"
+    assert classify_stack(end, "preempt") == "calibration"
+    assert hold_class("pte", "mmlat_calib_ptl_hold") == "pte-lock-other"
+
+
 def test_hold_class():
     assert hold_class("pte", "unmap_page_range") == "pte-lock-zap"
     assert hold_class("pte", "zap_pte_range") == "pte-lock-zap"
