@@ -6,7 +6,8 @@
 #   env: ACCEL (kvm | tcg-icount | tcg-mt), SMP, MEM (MiB, default
 #   GUEST_MEM_MIB of bench/knobs.conf), ICOUNT_SHIFT, TIMEOUT (wall s)
 # Writes OUT_DIR/console.log, OUT_DIR/guest/ and OUT_DIR/boot.json
-# (status ok|failed, cause, wall_seconds, guest_seconds_to_runner, accel).
+# (status ok|failed, cause, wall_seconds, guest_seconds_to_runner, accel,
+# qemu_binary, qemu: the binary and its --version line).
 # Exit 0 when the guest runner reported ok, 1 when the boot failed (the
 # cause is in boot.json), 2 when the host could not keep the boot's results
 # (a full disk: nothing is written, the caller stops the run), 143 when
@@ -29,6 +30,22 @@ tcg-icount) accel_args=(-accel tcg -icount "shift=$ICOUNT_SHIFT,sleep=off") ;;
 tcg-mt) accel_args=(-accel tcg,thread=multi) ;;
 *) die "unknown ACCEL '$ACCEL' (kvm, tcg-icount, tcg-mt)" ;;
 esac
+# One vCPU, or another accelerator: the system's QEMU. SMP under icount:
+# a QEMU with the round-robin fairness fix (bench/qemu-smp.sh), refused
+# with the reason rather than left to hang at the second vCPU.
+qemu_bin=(qemu-system-x86_64)
+smp_append=
+if [ "$ACCEL" = tcg-icount ] && [ "$SMP" != 1 ]; then
+	. "$MMLAT_ROOT/bench/qemu-smp.sh"
+	icount_smp_qemu || die "SMP=$SMP with ACCEL=tcg-icount: $ICOUNT_SMP_QEMU_WHY"
+	qemu_bin=("${ICOUNT_SMP_QEMU_CMD[@]}")
+	# Every vCPU's TSC is the one virtual clock under icount, but 6.1
+	# trusts a TSC on more than one non-Intel CPU only with constant_tsc,
+	# which TCG does not offer: without this it falls back to the HPET
+	# and local_clock() to the tick-bounded unstable sched_clock.
+	smp_append=" tsc=reliable"
+fi
+qemu_version=$("${qemu_bin[0]}" --version | head -n 1) || die "${qemu_bin[0]} does not run"
 
 mkdir -p "$out" || host_fault "cannot create $out"
 disk=$out/results.img
@@ -39,11 +56,11 @@ truncate -s 256M "$disk" || host_fault "cannot create the results disk $disk"
 # error reaches the guest (werror=report) instead of pausing the VM, which
 # QEMU does on ENOSPC by default: a full host disk ends the boot at once
 # rather than at the timeout.
-qemu=(qemu-system-x86_64 "${accel_args[@]}" -smp "$SMP" -m "$MEM" -nodefaults
+qemu=("${qemu_bin[@]}" "${accel_args[@]}" -smp "$SMP" -m "$MEM" -nodefaults
 	-display none -no-reboot -serial "file:$out/console.log"
 	-drive "file=${disk//,/,,},format=raw,if=virtio,werror=report,rerror=report"
 	-kernel "$kdir/bzImage" -initrd "$initrd"
-	-append "console=ttyS0 panic=-1 oops=panic quiet loglevel=4 $job")
+	-append "console=ttyS0 panic=-1 oops=panic quiet loglevel=4$smp_append $job")
 printf '%q ' "${qemu[@]}" > "$out/qemu.cmdline" || host_fault "cannot write $out/qemu.cmdline"
 
 start=$(date +%s.%N)
@@ -93,6 +110,7 @@ runner_start=$(sed -n 's/.*mmlat-runner: start uptime=\([0-9.]*\).*/\1/p' "$con"
 status=ok
 [ -z "$cause" ] || status=failed
 record write status="$status" cause="$cause" wall_seconds:="$wall" \
-	guest_seconds_to_runner:="${runner_start:-null}" accel="$ACCEL" > "$out/boot.json.tmp" &&
+	guest_seconds_to_runner:="${runner_start:-null}" accel="$ACCEL" \
+	qemu_binary="${qemu_bin[0]}" qemu="$qemu_version" > "$out/boot.json.tmp" &&
 	mv "$out/boot.json.tmp" "$out/boot.json" || host_fault "cannot write $out/boot.json"
 [ -z "$cause" ] || { log "boot failed: $cause"; exit 1; }
