@@ -38,6 +38,7 @@ set -euo pipefail
 . "$MMLAT_ROOT/bench/variants.sh"
 . "$MMLAT_ROOT/bench/steps.sh"
 . "$MMLAT_ROOT/bench/workloads.sh"
+. "$MMLAT_ROOT/bench/qemu-smp.sh"
 
 # Defaults: bench/knobs.conf. Set but empty WORKLOADS is no workload:
 # WORKLOADS= SWEEP=... runs the sweep alone.
@@ -69,13 +70,15 @@ check_int REPEAT "$REPEAT" "$REPEAT_RANGE"
 [ "$JOBS" = auto ] || int_in "$JOBS" "$JOBS_RANGE" ||
 	knob_die JOBS "$JOBS" "auto or an integer in ${JOBS_RANGE/ /..}"
 [ -z "$SMP" ] || check_int SMP "$SMP" "$SMP_RANGE"
-# Measured with QEMU 7.2: under icount a 6.1 guest stops for good at
-# "x86: Booting SMP configuration" (sleep=on or off, any shift), so the
-# deterministic mode is uniprocessor; SMP needs tcg-mt or kvm.
+# SMP under icount needs QEMU 8.1 or later (bench/qemu-smp.sh): before it
+# a second vCPU never runs. A QEMU named by ICOUNT_SMP_QEMU is checked
+# here; the default (the system's, else the bookworm-backports QEMU) is
+# provisioned after the packages, and checked again before the boots.
 icount_smp() {
-	die "SMP=$SMP with ACCEL=tcg-icount: QEMU's icount mode hangs bringing up a second vCPU; use SMP=1, or ACCEL=tcg-mt / kvm for SMP"
+	icount_smp_qemu || die "SMP=$SMP with ACCEL=tcg-icount: $ICOUNT_SMP_QEMU_WHY"
 }
-[ "$ACCEL" != tcg-icount ] || [ -z "$SMP" ] || [ "$SMP" = 1 ] || icount_smp
+icount_smp_wanted() { [ -n "$SMP" ] && [ "$SMP" != 1 ] && [ "$ACCEL" = "$1" ]; }
+! icount_smp_wanted tcg-icount || [ -z "${ICOUNT_SMP_QEMU:-}" ] || icount_smp
 check_one_of STRICT "$STRICT" "0 1"
 check_one_of STEPS "$STEPS" "$STEPS_VALUES"
 [[ $RUN_ID =~ ^[A-Za-z0-9_][A-Za-z0-9._:+-]*$ ]] ||
@@ -185,6 +188,10 @@ flock -n "$build_lock" || {
 echo "run $RUN_ID, pid $$" > "$BUILD_DIR/.build.lock"
 
 guarded bash "$MMLAT_ROOT/bench/deps.sh"
+if { icount_smp_wanted tcg-icount || icount_smp_wanted auto; } && ! icount_smp_qemu; then
+	guarded bash "$MMLAT_ROOT/bench/qemu-smp.sh" provision > /dev/null
+	! icount_smp_wanted tcg-icount || icount_smp
+fi
 config_dir=$FLAVOR_CONFIG_DIR
 log "stage 1/4: config ($FLAVOR)"
 guarded bash "$MMLAT_ROOT/bench/kconfig.sh" make "$config_dir"
@@ -222,10 +229,15 @@ if [ "$ACCEL" = auto ]; then
 	ACCEL=$(bash "$MMLAT_ROOT/bench/accel.sh" "$guest_dir/kernel-${names[0]}" "$base")
 fi
 exec {build_lock}>&-
-# icount serialises the vCPUs (one host thread for all of them), so the
-# deterministic mode is uniprocessor; the other modes default to 2 vCPUs.
+# icount runs every vCPU on one host thread, each a share of the virtual
+# time: it defaults to one vCPU, the other modes to 2. SMP under icount
+# boots a QEMU of its own (bench/qemu-smp.sh), one vCPU the system's.
 if [ "$ACCEL" = tcg-icount ]; then SMP=${SMP:-1}; else SMP=${SMP:-2}; fi
-[ "$ACCEL" != tcg-icount ] || [ "$SMP" = 1 ] || icount_smp
+qemu_used=qemu-system-x86_64
+if [ "$ACCEL" = tcg-icount ] && [ "$SMP" != 1 ]; then
+	icount_smp
+	qemu_used=${ICOUNT_SMP_QEMU_CMD[0]}
+fi
 export ACCEL SMP
 # Boots at once. Under icount a guest's clock is its own instruction count,
 # so guests on different host cores do not disturb each other's numbers;
@@ -252,6 +264,8 @@ if [ -f "$run/meta.json" ]; then
 		die "run $RUN_ID has one boot per cell (cells/<variant>/<workload>/r<N>, the layout before clean and traced boots); start a new RUN_ID"
 	[ "$(recorded accel)" = "$ACCEL" ] ||
 		die "run $RUN_ID was measured with another accelerator; start a new RUN_ID rather than mixing modes"
+	[ "$(recorded smp)" = "$SMP" ] && [ "$(recorded qemu)" = "$("$qemu_used" --version | head -n 1)" ] ||
+		die "run $RUN_ID was measured with another SMP or QEMU; start a new RUN_ID rather than mixing them"
 	[ "$(recorded config_sha256)" = "$(cat "$config_dir/config.sha256")" ] ||
 		die "run $RUN_ID was measured with another kernel config; start a new RUN_ID rather than mixing configs"
 	[ "$(recorded trace)" = "$TRACE" ] ||
@@ -310,7 +324,7 @@ else
 		config_sha256="$(cat "$config_dir/config.sha256")" \
 		kernel_version="$(make -s -C "$PRISTINE_TREE" kernelversion)" \
 		initramfs_sha256="$(sha256sum "$base" | cut -d' ' -f1)" \
-		qemu="$(qemu-system-x86_64 --version | head -n 1)" \
+		qemu="$("$qemu_used" --version | head -n 1)" qemu_binary="$qemu_used" \
 		tools="$(cyclictest --help 2>&1 | head -n 1); stress-ng $(stress-ng --version | awk '{print $3}')" \
 		host_cpu="$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')" \
 		host_cpus:="$(nproc)" host_load_at_start="$(cut -d' ' -f1-3 /proc/loadavg)" \

@@ -232,7 +232,7 @@ STEP_SERIES = {"pre": ["0001-pre.patch"],
 def matrix(tmp_path, terminal_job):
     root = tmp_path / "root"
     for name in ("run-matrix.sh", "lib.sh", "variants.sh", "steps.sh", "workloads.sh",
-                 "workloads.conf", "knobs.sh", "knobs.conf", "record.py"):
+                 "workloads.conf", "knobs.sh", "knobs.conf", "record.py", "qemu-smp.sh"):
         (root / "bench").mkdir(parents=True, exist_ok=True)
         (root / "bench" / name).write_text((ROOT / "bench" / name).read_text())
     for rel, body in STUBS.items():
@@ -848,8 +848,8 @@ BAD_KNOBS = [
     ({"REPEAT": "0"}, "REPEAT='0' is not allowed: REPEAT takes an integer in 1..1000"),
     ({"REPEAT": "1x"}, "REPEAT='1x' is not allowed: REPEAT takes an integer in 1..1000"),
     ({"SMP": "x", "ACCEL": "tcg-mt"}, "SMP='x' is not allowed: SMP takes an integer in 1..64"),
-    ({"SMP": "2"}, "SMP=2 with ACCEL=tcg-icount: QEMU's icount mode hangs bringing up a "
-                   "second vCPU; use SMP=1, or ACCEL=tcg-mt / kvm"),
+    ({"SMP": "2", "ICOUNT_SMP_QEMU": "/nonexistent/qemu"},
+     "SMP=2 with ACCEL=tcg-icount: ICOUNT_SMP_QEMU='/nonexistent/qemu' does not run"),
     ({"WORKLOADS": "munmap bogus"}, "WORKLOADS entry 'bogus': unknown workload 'bogus': a "
                                     "workload is one of: munmap exit truncate fork mixed"),
     ({"WORKLOADS": "bogus:n=1"}, "WORKLOADS entry 'bogus:n=1': unknown workload 'bogus'"),
