@@ -24,13 +24,36 @@
 #include <linux/uaccess.h>
 
 /*
+ * Split PTE locks: 6.1 says so with USE_SPLIT_PTE_PTLOCKS (NR_CPUS against
+ * SPLIT_PTLOCK_CPUS); 6.12 made it CONFIG_SPLIT_PTE_PTLOCKS and dropped the
+ * macro.
+ */
+#if defined(CONFIG_SPLIT_PTE_PTLOCKS)
+#define MMLAT_SPLIT_PTL		1
+#elif defined(USE_SPLIT_PTE_PTLOCKS)
+#define MMLAT_SPLIT_PTL		USE_SPLIT_PTE_PTLOCKS
+#else
+#define MMLAT_SPLIT_PTL		0
+#endif
+
+/*
  * The PTE-lock windows need what the kernel's own page tables use: a
  * spinlock inside the struct page, which the window module recognises as a
  * PTE lock. Lock debugging makes the lock too big for the struct page and
  * moves it into a separate allocation (through unexported functions).
  */
-#if !USE_SPLIT_PTE_PTLOCKS || ALLOC_SPLIT_PTLOCKS
+#if !MMLAT_SPLIT_PTL || ALLOC_SPLIT_PTLOCKS
 #error "mmlat_calib needs split PTE locks inside struct page (no lock debugging)"
+#endif
+
+/*
+ * ptlock_init() and ptlock_ptr() take the page table's struct page in 6.1
+ * and the struct ptdesc overlaying it from 6.5 on (Kbuild tells which).
+ */
+#ifdef MMLAT_PTDESC
+#define mmlat_calib_pt(page)	page_ptdesc(page)
+#else
+#define mmlat_calib_pt(page)	(page)
 #endif
 
 /* Keep one request from hogging a CPU for more than this. */
@@ -113,7 +136,7 @@ static noinline u64 mmlat_calib_spin_window(u64 us, int *cpu, u64 *outer)
  */
 static noinline u64 mmlat_calib_ptl_hold(u64 us, int *cpu, u64 *outer)
 {
-	spinlock_t *ptl = ptlock_ptr(mmlat_calib_ptl_page);
+	spinlock_t *ptl = ptlock_ptr(mmlat_calib_pt(mmlat_calib_ptl_page));
 	u64 t0 = local_clock();
 	u64 ns;
 
@@ -216,7 +239,7 @@ static int __init mmlat_calib_init(void)
 	mmlat_calib_ptl_page = alloc_page(GFP_KERNEL);
 	if (!mmlat_calib_ptl_page)
 		return -ENOMEM;
-	ptlock_init(mmlat_calib_ptl_page);
+	ptlock_init(mmlat_calib_pt(mmlat_calib_ptl_page));
 	if (!proc_create("mmlat_calib", 0600, NULL, &mmlat_calib_ops)) {
 		__free_page(mmlat_calib_ptl_page);
 		return -ENOMEM;
