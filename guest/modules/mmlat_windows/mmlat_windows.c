@@ -89,6 +89,44 @@ MODULE_PARM_DESC(sites, "extra comma-separated lock user functions");
 #include "lock_users.h"
 
 /*
+ * What differs between the kernels this module builds for (6.1 and 6.12),
+ * by feature rather than version where the headers tell.
+ *
+ * Split PTE locks: 6.1 says so with USE_SPLIT_PTE_PTLOCKS (NR_CPUS against
+ * SPLIT_PTLOCK_CPUS); 6.12 made it CONFIG_SPLIT_PTE_PTLOCKS and dropped the
+ * macro.
+ */
+#if defined(CONFIG_SPLIT_PTE_PTLOCKS)
+#define MMLAT_SPLIT_PTL		1
+#elif defined(USE_SPLIT_PTE_PTLOCKS)
+#define MMLAT_SPLIT_PTL		USE_SPLIT_PTE_PTLOCKS
+#else
+#define MMLAT_SPLIT_PTL		0
+#endif
+
+/*
+ * The struct that holds a split PTE lock: struct page in 6.1; from 6.5 on
+ * the struct ptdesc that overlays the page table's struct page (Kbuild
+ * tells which), so the lock's offset in it is the offset in the page.
+ */
+#ifdef MMLAT_PTDESC
+#define PTL_HOLDER	struct ptdesc
+#else
+#define PTL_HOLDER	struct page
+#endif
+
+/*
+ * The lock hooks' first argument, the lock. 6.1's struct ftrace_regs is a
+ * struct pt_regs the hook reads; 6.12 (Debian's, as upstream from 6.13)
+ * makes it opaque, with accessors.
+ */
+#ifdef ftrace_regs_get_argument
+#define hook_lock(fregs)	((void *)ftrace_regs_get_argument(fregs, 0))
+#else
+#define hook_lock(fregs)	((void *)(fregs)->regs.di)
+#endif
+
+/*
  * What the i_mmap and anon_vma locks are in the kernel this module is
  * built for (Kbuild reads the headers): a spinlock before the series, a
  * mutex after it, an rwsem in 6.1.
@@ -406,17 +444,23 @@ static void notrace mw_preempt_on(void *data, unsigned long ip,
 		win_end(W_PREEMPT, local_clock());
 }
 
+/*
+ * 6.1 skips the irq tracepoints in NMI; 6.12 (x86, ARCH_WANTS_NO_INSTR)
+ * fires them from irqentry_nmi_enter()/_exit() too, around an NMI that
+ * came in with irqs on.  Skip both ends there, as 6.1 does: the windows
+ * stay those of task and interrupt context.
+ */
 static void notrace mw_irq_off(void *data, unsigned long ip,
 			       unsigned long parent)
 {
-	if (READ_ONCE(mw_enabled))
+	if (READ_ONCE(mw_enabled) && !in_nmi())
 		win_begin(W_IRQ, ip, parent);
 }
 
 static void notrace mw_irq_on(void *data, unsigned long ip,
 			      unsigned long parent)
 {
-	if (READ_ONCE(mw_enabled))
+	if (READ_ONCE(mw_enabled) && !in_nmi())
 		win_end(W_IRQ, local_clock());
 }
 
@@ -542,15 +586,16 @@ static unsigned long spin_trylock_start, spin_trylock_end;
 /*
  * A split PTE lock lives in its page table's struct page: the lock is a
  * PTE lock when lock - offsetof(struct page, ptl) is a struct page of the
- * memory map (pfn round trip).  Without split PTE locks (or with allocated
- * ones, under lockdep) every spinlock taken in a PTE user that is not an
- * i_mmap or anon_vma lock counts.
+ * memory map (pfn round trip; 6.12 declares ptl in struct ptdesc only).
+ * Without split PTE locks (or with allocated ones, under lockdep) every
+ * spinlock taken in a PTE user that is not an i_mmap or anon_vma lock
+ * counts.
  */
 static inline bool is_pte_lock(void *lock)
 {
-#if USE_SPLIT_PTE_PTLOCKS && !ALLOC_SPLIT_PTLOCKS
+#if MMLAT_SPLIT_PTL && !ALLOC_SPLIT_PTLOCKS
 	struct page *pg = (struct page *)((unsigned long)lock -
-					  offsetof(struct page, ptl));
+					  offsetof(PTL_HOLDER, ptl));
 	unsigned long pfn;
 #if defined(CONFIG_SPARSEMEM) && !defined(CONFIG_SPARSEMEM_VMEMMAP)
 	struct mem_section *ms;
@@ -999,7 +1044,7 @@ static void notrace mw_spin_lock_hook(unsigned long ip, unsigned long parent_ip,
 
 	hook_enter(flags);
 	if (READ_ONCE(mw_enabled) && !in_nmi() && in_user(parent_ip))
-		nested = spin_hold_begin((void *)fregs->regs.di, parent_ip);
+		nested = spin_hold_begin(hook_lock(fregs), parent_ip);
 	hook_exit(flags);
 	if (nested)
 		WRITE_ONCE(nested->ts, local_clock());
@@ -1023,7 +1068,7 @@ static void notrace mw_spin_unlock_hook(unsigned long ip,
 		return;
 	now = local_clock();
 	raw_local_irq_save(flags);
-	spin_hold_end((void *)fregs->regs.di, now);
+	spin_hold_end(hook_lock(fregs), now);
 	raw_local_irq_restore(flags);
 }
 
@@ -1035,7 +1080,7 @@ static __always_inline void sleep_lock_hook(unsigned long parent_ip,
 
 	hook_enter(flags);
 	if (READ_ONCE(mw_enabled) && in_task() && in_user(parent_ip))
-		sleep_hold_begin((void *)fregs->regs.di, parent_ip, mode);
+		sleep_hold_begin(hook_lock(fregs), parent_ip, mode);
 	hook_exit(flags);
 }
 
@@ -1078,7 +1123,7 @@ static void notrace mw_sleep_unlock_hook(unsigned long ip,
 	now = local_clock();
 	hook_enter(flags);
 	if (READ_ONCE(mw_enabled))
-		sleep_hold_end((void *)fregs->regs.di, now);
+		sleep_hold_end(hook_lock(fregs), now);
 	hook_exit(flags);
 }
 
@@ -1752,7 +1797,7 @@ static int locks_show(struct seq_file *m, void *v)
 	seq_puts(m, "mmlat_locks 3\n");
 	seq_printf(m, "param clock=local_clock method=ftrace-caller functions=%d missing=%d ptl_filter=%s i_mmap=%s anon_vma=%s sub_bits=%d running=%d\n",
 		   nr_users, nr_missing,
-		   (USE_SPLIT_PTE_PTLOCKS && !ALLOC_SPLIT_PTLOCKS) ?
+		   (MMLAT_SPLIT_PTL && !ALLOC_SPLIT_PTLOCKS) ?
 		   "struct-page" : "none", mode_name[I_MMAP_MODE],
 		   mode_name[ANON_VMA_MODE], SUB_BITS, READ_ONCE(mw_enabled));
 	for (i = 0; i < nr_users; i++)
