@@ -116,14 +116,17 @@ MODULE_PARM_DESC(sites, "extra comma-separated lock user functions");
 #endif
 
 /*
- * The lock hooks' first argument, the lock. 6.1's struct ftrace_regs is a
- * struct pt_regs the hook reads; 6.12 (Debian's, as upstream from 6.13)
- * makes it opaque, with accessors.
+ * The lock hooks' first argument (the lock) and the frame pointer at the
+ * lock call. 6.1's struct ftrace_regs is a struct pt_regs the hook reads;
+ * 6.12 (Debian's, as upstream from 6.13) makes it opaque, with accessors.
+ * The frame pointer is saved either way (x86's ftrace_caller saves %rbp).
  */
 #ifdef ftrace_regs_get_argument
 #define hook_lock(fregs)	((void *)ftrace_regs_get_argument(fregs, 0))
+#define hook_fp(fregs)		ftrace_regs_get_frame_pointer(fregs)
 #else
 #define hook_lock(fregs)	((void *)(fregs)->regs.di)
+#define hook_fp(fregs)		((fregs)->regs.bp)
 #endif
 
 /*
@@ -520,10 +523,15 @@ static void find_tp(struct tracepoint *tp, void *priv)
 #define HELD_SLOTS	6		/* spinning holds per CPU */
 #define SLEEP_SLOTS	32		/* sleeping holds, all tasks */
 
-/* A lock user function: [start, end) of its text. */
+/*
+ * A lock user function: [start, end) of its text.  through: it takes the
+ * lock for its caller (lock_through[]), whose call site the hold is
+ * counted at.
+ */
 struct lock_user {
 	unsigned long start, end;
 	const char *name;
+	bool through;
 };
 
 /* One lock call site: the hold times of one lock kind taken there. */
@@ -670,8 +678,8 @@ static int lock_kind(void *lock, int mode)
 	return -1;
 }
 
-/* users[] is sorted by start: is ret inside one of them? */
-static inline bool in_user(unsigned long ret)
+/* users[] is sorted by start: the one ret lies inside, or NULL. */
+static inline const struct lock_user *user_of(unsigned long ret)
 {
 	int lo = 0, hi = nr_users;
 
@@ -683,9 +691,37 @@ static inline bool in_user(unsigned long ret)
 		else if (ret >= users[mid].end)
 			lo = mid + 1;
 		else
-			return true;
+			return &users[mid];
 	}
-	return false;
+	return NULL;
+}
+
+/*
+ * The call site a lock call of a lock user is counted at, 0 for a call
+ * from no lock user.  ret is the lock call's return address, fp the frame
+ * pointer at the call (the caller's frame: the lock function has not set
+ * up its own yet).  A user that takes the lock for its caller (6.12's
+ * pte_offset_map_lock() calls __pte_offset_map_lock(), which takes the PTE
+ * lock, where 6.1 inlined the spin_lock() into zap_pte_range() and the
+ * other users) hands the hold on to its caller's call site, read from its
+ * frame, when the caller is a lock user too; else the hold stays its own.
+ * The frame is read only inside the task's stack, as open_stack() does.
+ */
+static inline unsigned long lock_site_ret(unsigned long ret, unsigned long fp)
+{
+	const struct lock_user *u = user_of(ret);
+	unsigned long lo, caller;
+
+	if (!u)
+		return 0;
+	if (!u->through)
+		return ret;
+	lo = (unsigned long)task_stack_page(current);
+	if (fp < lo || fp > lo + THREAD_SIZE - 2 * sizeof(long) ||
+	    fp & (sizeof(long) - 1))
+		return ret;
+	caller = ((unsigned long *)fp)[1];
+	return user_of(caller) ? caller : ret;
 }
 
 static struct lock_site *site_of(int cpu, unsigned long ret, int kind,
@@ -1040,11 +1076,14 @@ static void notrace mw_spin_lock_hook(unsigned long ip, unsigned long parent_ip,
 				      struct ftrace_regs *fregs)
 {
 	struct held *nested = NULL;
-	unsigned long flags;
+	unsigned long flags, site;
 
 	hook_enter(flags);
-	if (READ_ONCE(mw_enabled) && !in_nmi() && in_user(parent_ip))
-		nested = spin_hold_begin(hook_lock(fregs), parent_ip);
+	if (READ_ONCE(mw_enabled) && !in_nmi()) {
+		site = lock_site_ret(parent_ip, hook_fp(fregs));
+		if (site)
+			nested = spin_hold_begin(hook_lock(fregs), site);
+	}
 	hook_exit(flags);
 	if (nested)
 		WRITE_ONCE(nested->ts, local_clock());
@@ -1076,11 +1115,14 @@ static __always_inline void sleep_lock_hook(unsigned long parent_ip,
 					    struct ftrace_regs *fregs,
 					    int mode)
 {
-	unsigned long flags;
+	unsigned long flags, site;
 
 	hook_enter(flags);
-	if (READ_ONCE(mw_enabled) && in_task() && in_user(parent_ip))
-		sleep_hold_begin(hook_lock(fregs), parent_ip, mode);
+	if (READ_ONCE(mw_enabled) && in_task()) {
+		site = lock_site_ret(parent_ip, hook_fp(fregs));
+		if (site)
+			sleep_hold_begin(hook_lock(fregs), site, mode);
+	}
 	hook_exit(flags);
 }
 
@@ -1139,6 +1181,7 @@ static void notrace mw_sleep_unlock_hook(unsigned long ip,
  */
 struct try_call {
 	void *lock;
+	unsigned long site;	/* lock_site_ret() of the call */
 	u64 ts;		/* the call */
 	bool opens;	/* no window was open: a spinning acquisition opens one */
 };
@@ -1150,7 +1193,10 @@ static int notrace mw_try_entry(struct kretprobe_instance *ri,
 	/* at the entry the stack pointer points at the return address */
 	unsigned long ret = *(unsigned long *)kernel_stack_pointer(regs);
 
-	if (!READ_ONCE(mw_enabled) || in_nmi() || !in_user(ret))
+	if (!READ_ONCE(mw_enabled) || in_nmi())
+		return 1;
+	tc->site = lock_site_ret(ret, regs->bp);
+	if (!tc->site)
 		return 1;
 	tc->lock = (void *)regs->di;
 	tc->opens = !window_open();
@@ -1198,8 +1244,8 @@ static int notrace mw_try_spin_return(struct kretprobe_instance *ri,
 	hook_enter(flags);
 	kind = READ_ONCE(mw_enabled) ? lock_kind(tc->lock, MODE_SPIN) : -1;
 	if (kind >= 0) {
-		h = spin_hold_claim(tc->lock, get_kretprobe_retaddr(ri), kind,
-				    tc->opens, tc->ts);
+		h = spin_hold_claim(tc->lock, tc->site, kind, tc->opens,
+				    tc->ts);
 		w = this_cpu_ptr(&win_start[W_PREEMPT]);
 		if (h && tc->opens && window_open() && w->ts >= tc->ts) {
 			w->lock = kind + 1;
@@ -1223,7 +1269,7 @@ static __always_inline void try_sleep_return(struct kretprobe_instance *ri,
 		return;
 	hook_enter(flags);
 	if (READ_ONCE(mw_enabled))
-		sleep_hold_begin(tc->lock, get_kretprobe_retaddr(ri), mode);
+		sleep_hold_begin(tc->lock, tc->site, mode);
 	hook_exit(flags);
 }
 
@@ -1400,6 +1446,10 @@ static void add_user(const char *name)
 	users[nr_users].start = start;
 	users[nr_users].end = start + size;
 	users[nr_users].name = name;
+	users[nr_users].through = false;
+	for (i = 0; lock_through[i]; i++)
+		if (!strcmp(name, lock_through[i]))
+			users[nr_users].through = true;
 	nr_users++;
 }
 
