@@ -6,10 +6,16 @@
 # anything.
 include bench/knobs.conf
 
-# Which kernels: names from bench/variants.conf or name=series-dir specs.
+# Which kernels: names from bench/variants.conf, name=series-dir specs, or
+# with KSRC (a git tree) its refs (bench/variants.sh).
 BASELINE  ?= $(BASELINE_DEFAULT)
 PATCHED   ?= $(PATCHED_DEFAULT)
 VARIANTS  ?= $(BASELINE) $(PATCHED)
+# The packaged source of variants that name none, a git tree whose refs
+# are variants, and whether a run may compare other kernel versions.
+TREE      ?= $(TREE_DEFAULT)
+KSRC      ?= $(KSRC_DEFAULT)
+CROSS     ?= $(CROSS_DEFAULT)
 # each: also every prefix of PATCHED's own patches, a variant each
 # (bench/steps.sh), for the report's per-patch table.
 STEPS     ?= $(STEPS_DEFAULT)
@@ -48,7 +54,7 @@ CHECK_DURATION  ?= $(CHECK_DURATION_DEFAULT)
 # Debian's interpreter: the analysis uses Debian's numpy and matplotlib.
 PYTHON    ?= /usr/bin/python3
 
-export BASELINE PATCHED VARIANTS STEPS WORKLOADS SWEEP DURATION REPEAT ACCEL JOBS TRACE RUN_ID RESULTS_DIR
+export BASELINE PATCHED VARIANTS TREE KSRC CROSS STEPS WORKLOADS SWEEP DURATION REPEAT ACCEL JOBS TRACE RUN_ID RESULTS_DIR
 ifneq ($(SMP),)
 export SMP
 endif
@@ -63,7 +69,7 @@ calibration_check = $(ANALYSIS) calibrate "$(1)" || true
 	test-unit test-integration clean distclean
 
 help:
-	@echo 'mmlat — compare scheduling latency and preempt-off windows of two 6.1 kernels'
+	@echo 'mmlat — compare scheduling latency and preempt-off windows of two kernels'
 	@echo
 	@echo '  make bench      build $$(VARIANTS), boot each per workload clean and traced,'
 	@echo '                 and once idle with $$(CALIB) injected; measure, check the'
@@ -88,9 +94,17 @@ help:
 	@echo
 	@echo 'Knobs (current value):'
 	@echo '  BASELINE=$(BASELINE) PATCHED=$(PATCHED) VARIANTS="$(VARIANTS)"'
+	@echo '                 (names of bench/variants.conf, name=[tree:VER|git:REF+]series-dir...,'
+	@echo '                 or with KSRC refs of that git tree: BASELINE=v6.12 PATCHED=my-branch)'
+	@echo '  TREE=$(TREE) (of: $(TREE_VALUES); Debian'"'"'s linux-source-TREE for variants that name'
+	@echo '                 no source; the seed series applies to 6.1 only)'
+	@echo '  KSRC=$(KSRC) (a git tree, read only: each ref is exported under build/git/)'
+	@echo '  CROSS=$(CROSS) (of: $(CROSS_VALUES); yes: the variants may be other kernel versions'
+	@echo '                 with other configs; the report lists the differences that matter)'
 	@echo '  STEPS=$(STEPS) (of: $(STEPS_VALUES); each: VARIANTS must be a baseline and a'
 	@echo '                 patched variant whose series directories start with the'
-	@echo '                 baseline'"'"'s; every prefix of its further patches is built and'
+	@echo '                 baseline'"'"'s, or two refs of KSRC; every prefix of its further'
+	@echo '                 patches, or every commit of BASELINE..PATCHED, is built and'
 	@echo '                 booted too, and the report adds a per-patch table: each'
 	@echo '                 primary endpoint'"'"'s change against the previous step)'
 	@echo '  WORKLOADS="$(WORKLOADS)" (of: $(WORKLOAD_NAMES);'
@@ -139,8 +153,7 @@ check-variants:
 	@bash -c '. bench/lib.sh; . bench/variants.sh; for v; do resolve_variant "$$v"; done' - $(VARIANTS)
 
 kernels: check-variants deps
-	@bash bench/kconfig.sh make build/config/bench
-	@for v in $(VARIANTS); do bash bench/build.sh "$$v" build/config/bench || exit 1; done
+	@for v in $(VARIANTS); do bash bench/build.sh "$$v" || exit 1; done
 
 calibrate: deps
 	@WORKLOADS="$(CALIB_WORKLOADS)" SWEEP= STEPS=all CALIB_WORKLOADS="$(CALIB_WORKLOADS)" DURATION=2 REPEAT=1 \

@@ -2,8 +2,9 @@
 # Build one variant's kernel out of tree and install the artefacts the guest
 # and the analysis need into build/kernels/<variant>/.
 #
-# usage: bench/build.sh SPEC CONFIG_DIR
-#   CONFIG_DIR holds the shared config made by bench/kconfig.sh.
+# usage: bench/build.sh SPEC [CONFIG_DIR]
+#   CONFIG_DIR holds the config of the variant's source made by
+#   bench/kconfig.sh; without it, this script makes that config first.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$MMLAT_ROOT/bench/variants.sh"
@@ -43,13 +44,17 @@ progress_line() {
 	fi
 }
 
-[ $# -eq 2 ] || die "usage: $0 SPEC CONFIG_DIR"
+[ $# -ge 1 ] && [ $# -le 2 ] || die "usage: $0 SPEC [CONFIG_DIR]"
 spec=$1
+resolve_variant "$spec"
+if [ $# -eq 1 ]; then
+	bash "$MMLAT_ROOT/bench/kconfig.sh" make "$VARIANT_CONFIG_DIR" "$spec"
+	set -- "$spec" "$VARIANT_CONFIG_DIR"
+fi
 config_dir=$(realpath "$2")
 [ -f "$config_dir/config" ] || die "$config_dir/config not found: run bench/kconfig.sh make first"
 
 tree=$(bash "$MMLAT_ROOT/bench/tree.sh" variant "$spec")
-resolve_variant "$spec"
 name=$VARIANT_NAME
 obj=$tree/$OBJ_SUBDIR
 out=$KERNELS_DIR/$name
@@ -168,10 +173,18 @@ rm -rf "$staging"
 mkdir -p "$staging"
 cp "$obj/arch/x86/boot/bzImage" "$obj/System.map" "$staging/"
 cp "$obj/.config" "$staging/config"
+[ ! -f "$config_dir/fragments.config" ] || cp "$config_dir/fragments.config" "$staging/"
 release=$(cat "$obj/include/config/kernel.release")
 series_args=(series:=[])
 for d in "${VARIANT_SERIES[@]}"; do series_args+=("series[]=${d#$PATCHES_DIR/}"); done
-record write variant="$name" "${series_args[@]}" series_sha256="$series_sha" \
+# Where the source came from: a packaged tree, or a git tree's ref, its
+# commit and what git describe calls it.
+source_args=(source="$VARIANT_SOURCE" kernel_version="${release%%-mmlat-*}")
+if [ -n "$VARIANT_REF" ]; then
+	source_args+=(ksrc="$(realpath "$KSRC")" ref="$VARIANT_REF" commit="${VARIANT_SOURCE#git:}"
+		describe="$(git -C "$KSRC" describe --tags --always "${VARIANT_SOURCE#git:}")")
+fi
+record write variant="$name" "${series_args[@]}" series_sha256="$series_sha" "${source_args[@]}" \
 	config_sha256="$config_sha" kernel_release="$release" build_seconds:="$secs" \
 	ccache_hits:="${hits:-0}" ccache_misses:="${misses:-0}" obj_dir="$obj" > "$staging/build.json"
 mkdir -p "$KERNELS_DIR"

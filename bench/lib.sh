@@ -3,11 +3,11 @@
 
 MMLAT_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD_DIR=${BUILD_DIR:-$MMLAT_ROOT/build}
-PRISTINE_TREE=$BUILD_DIR/linux-source-6.1
 TREES_DIR=$BUILD_DIR/trees
 CONFIG_DIR=$BUILD_DIR/config
 CCACHE_DIR=${CCACHE_DIR:-$BUILD_DIR/ccache}
-LINUX_TARBALL=${LINUX_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
+# Where Debian's linux-source-VERSION packages put their tarballs.
+LINUX_SRC_DIR=${LINUX_SRC_DIR:-/usr/src}
 VARIANTS_CONF=${VARIANTS_CONF:-$MMLAT_ROOT/bench/variants.conf}
 PATCHES_DIR=${PATCHES_DIR:-$MMLAT_ROOT/patches}
 CONFIG_FRAGMENT=${CONFIG_FRAGMENT:-$MMLAT_ROOT/bench/config/mmlat.config}

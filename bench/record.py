@@ -12,7 +12,8 @@ a tool's version line) can break a file or be misread.
                               cell.json)
   record.py get FILE KEY      the value of KEY (a string as it is, anything
                               else as JSON) on stdout; exit 3, naming the
-                              key on stderr, if FILE has no KEY
+                              key on stderr, if FILE has no KEY; KEY/SUB
+                              is SUB of the object KEY
 """
 import json
 import sys
@@ -46,11 +47,12 @@ def write(args):
 
 def get(path, key):
     with open(path) as f:
-        doc = json.load(f)
-    if not isinstance(doc, dict) or key not in doc:
-        sys.stderr.write("record.py: %s has no %r\n" % (path, key))
-        return 3
-    value = doc[key]
+        value = json.load(f)
+    for part in key.split("/"):
+        if not isinstance(value, dict) or part not in value:
+            sys.stderr.write("record.py: %s has no %r\n" % (path, key))
+            return 3
+        value = value[part]
     sys.stdout.write(value if isinstance(value, str) else json.dumps(value))
     sys.stdout.write("\n")
     return 0

@@ -24,7 +24,10 @@
 # the report compares: make bench), JOBS (boots at once, auto or a number),
 # FLAVOR (bench|check), STRICT (1: exit non-zero if any boot failed),
 # STEPS (all: the variants of VARIANTS; each: also every prefix of the
-# patched side's own patches, bench/steps.sh)
+# patched side's own patches, or every commit of BASELINE..PATCHED,
+# bench/steps.sh), TREE (the packaged source of variants that name none),
+# KSRC (a git tree whose refs are variants), CROSS (yes: variants of other
+# kernel versions or configs may be compared)
 #
 # Faults: a signal (SIGINT, SIGTERM, SIGHUP) stops the run and its guests at
 # once; SIGKILL stops them through their parent-death signal. A full disk
@@ -55,6 +58,9 @@ CALIB=${CALIB:-$CALIB_DEFAULT}
 CALIB_WORKLOADS=${CALIB_WORKLOADS:-$CALIB_WORKLOADS_DEFAULT}
 STRICT=${STRICT:-0}
 STEPS=${STEPS:-$STEPS_DEFAULT}
+TREE=${TREE:-$TREE_DEFAULT}
+KSRC=${KSRC:-$KSRC_DEFAULT}
+CROSS=${CROSS:-$CROSS_DEFAULT}
 RUN_ID=${RUN_ID:-$(date +%Y%m%d-%H%M%S)}
 RESULTS_DIR=$(realpath -m "${RESULTS_DIR:-$MMLAT_ROOT/results}")
 run=$RESULTS_DIR/$RUN_ID
@@ -81,16 +87,34 @@ icount_smp_wanted() { [ -n "$SMP" ] && [ "$SMP" != 1 ] && [ "$ACCEL" = "$1" ]; }
 ! icount_smp_wanted tcg-icount || [ -z "${ICOUNT_SMP_QEMU:-}" ] || icount_smp
 check_one_of STRICT "$STRICT" "0 1"
 check_one_of STEPS "$STEPS" "$STEPS_VALUES"
+check_one_of TREE "$TREE" "$TREE_VALUES"
+check_one_of CROSS "$CROSS" "$CROSS_VALUES"
+[ -z "$KSRC" ] || git -C "$KSRC" rev-parse --git-dir > /dev/null 2>&1 ||
+	knob_die KSRC "$KSRC" "the path of a git tree (a clone of Linux)"
 [[ $RUN_ID =~ ^[A-Za-z0-9_][A-Za-z0-9._:+-]*$ ]] ||
 	knob_die RUN_ID "$RUN_ID" "letters, digits and . _ : + - (not first: . : + -)"
-seen_variants=" "
+seen_variants=" " refs=
+declare -A version_of=()
 for spec in $VARIANTS; do
 	resolve_variant "$spec"
 	case $seen_variants in
 	*" $VARIANT_NAME "*) knob_die VARIANTS "$VARIANTS" "each variant once: '$VARIANT_NAME' is given twice" ;;
 	esac
 	seen_variants+="$VARIANT_NAME "
+	version_of[$VARIANT_NAME]=$VARIANT_VERSION
+	[ -z "$VARIANT_REF" ] || refs+=" $VARIANT_REF"
 done
+# KSRC alone would silently bench the packaged tree's variants.
+[ -z "$KSRC" ] || [ -n "$refs" ] ||
+	die "KSRC=$KSRC is set, but no variant is one of its refs (VARIANTS='$VARIANTS'): give BASELINE=<ref> PATCHED=<ref>, or name=git:<ref> specs"
+# Kernels of other versions build with other configs: a comparison across
+# them is asked for, never stumbled into.
+versions=$(printf '%s\n' "${version_of[@]}" | sort -uV | tr '\n' ' ')
+if [ "$(echo $versions | wc -w)" -gt 1 ] && [ "$CROSS" != yes ]; then
+	mix=
+	for n in $seen_variants; do mix+="${mix:+, }$n Linux ${version_of[$n]}"; done
+	die "VARIANTS mixes kernel versions ($mix): their configs differ, so set CROSS=yes to compare across versions (the report then lists the config differences that matter)"
+fi
 # The variants built and booted, in order: with STEPS=each the baseline,
 # then one a patch up to the patched variant.
 specs=($VARIANTS)
@@ -141,7 +165,7 @@ fi
 # The knobs as requested, for meta.json ("knobs"; ACCEL=auto and an empty
 # SMP are resolved below, into "accel" and "smp").
 knob_args=()
-for k in VARIANTS STEPS WORKLOADS SWEEP DURATION REPEAT ACCEL SMP JOBS TRACE CALIB CALIB_WORKLOADS FLAVOR STRICT RUN_ID; do
+for k in VARIANTS STEPS TREE KSRC CROSS WORKLOADS SWEEP DURATION REPEAT ACCEL SMP JOBS TRACE CALIB CALIB_WORKLOADS FLAVOR STRICT RUN_ID; do
 	knob_args+=("$k=$(echo ${!k})")
 done
 
@@ -192,18 +216,38 @@ if { icount_smp_wanted tcg-icount || icount_smp_wanted auto; } && ! icount_smp_q
 	guarded bash "$MMLAT_ROOT/bench/qemu-smp.sh" provision > /dev/null
 	! icount_smp_wanted tcg-icount || icount_smp
 fi
-config_dir=$FLAVOR_CONFIG_DIR
+# One config per kernel source (a packaged tree, a git commit), made from
+# that source, each checked against the fragments before any build.
 log "stage 1/4: config ($FLAVOR)"
-guarded bash "$MMLAT_ROOT/bench/kconfig.sh" make "$config_dir"
-names=()
-log "stage 2/4: kernels ($VARIANTS${STEP_NAMES[*]:+; STEPS=each: ${STEP_NAMES[*]}})"
 for i in "${!STEP_PARTIAL[@]}"; do
 	[ -z "${STEP_PARTIAL[i]}" ] || write_step_series "${STEP_NAMES[i]}" ${STEP_PARTIAL[i]}
 done
+names=()
+declare -A config_of=() config_sha_of=()
 for spec in "${specs[@]}"; do
-	guarded bash "$MMLAT_ROOT/bench/build.sh" "$spec" "$config_dir"
 	resolve_variant "$spec"
 	names+=("$VARIANT_NAME")
+	if [ -z "${config_sha_of[$VARIANT_CONFIG_DIR]:-}" ]; then
+		guarded bash "$MMLAT_ROOT/bench/kconfig.sh" make "$VARIANT_CONFIG_DIR" "$spec"
+		config_sha_of[$VARIANT_CONFIG_DIR]=$(cat "$VARIANT_CONFIG_DIR/config.sha256")
+	fi
+	config_of[$VARIANT_NAME]=$VARIANT_CONFIG_DIR
+done
+if [ "$CROSS" != yes ] &&
+   [ "$(printf '%s\n' "${config_sha_of[@]}" | sort -u | wc -l)" -gt 1 ]; then
+	for n in "${names[@]}"; do
+		printf '    %s: %s\n' "$n" "$(cut -c1-12 "${config_of[$n]}/config.sha256") (${config_of[$n]#$MMLAT_ROOT/})" >&2
+	done
+	die "the variants' sources give different configs (above); nothing was built: set CROSS=yes to compare them anyway (the report lists the differences)"
+fi
+log "stage 2/4: kernels ($VARIANTS${STEP_NAMES[*]:+; STEPS=each: ${STEP_NAMES[*]}})"
+# Every tree first: a patch that does not apply stops the run before any
+# kernel is built.
+for spec in "${specs[@]}"; do
+	guarded bash "$MMLAT_ROOT/bench/tree.sh" variant "$spec" > /dev/null
+done
+for i in "${!specs[@]}"; do
+	guarded bash "$MMLAT_ROOT/bench/build.sh" "${specs[i]}" "${config_of[${names[i]}]}"
 done
 
 log "stage 3/4: guest images"
@@ -256,6 +300,15 @@ elif [ "$JOBS" -gt 1 ] && [ "$ACCEL" != tcg-icount ]; then
 	log "warning: JOBS=$JOBS under $ACCEL: guests keep the host's time, and $JOBS of them share its cores"
 fi
 
+# kernel_version_of NAME: its kernel's version (6.1.158); a kernel built
+# before build.json recorded it has it in its release string.
+kernel_version_of() {
+	local release
+	record get "$KERNELS_DIR/$1/build.json" kernel_version 2>/dev/null && return
+	release=$(record get "$KERNELS_DIR/$1/build.json" kernel_release 2>/dev/null) || release=unknown
+	printf '%s\n' "${release%%-mmlat-*}"
+}
+
 mkdir -p "$run/cells" "$run/kernels"
 if [ -f "$run/meta.json" ]; then
 	# recorded KEY: KEY's value in meta.json; fails if it has none
@@ -266,8 +319,11 @@ if [ -f "$run/meta.json" ]; then
 		die "run $RUN_ID was measured with another accelerator; start a new RUN_ID rather than mixing modes"
 	[ "$(recorded smp)" = "$SMP" ] && [ "$(recorded qemu)" = "$("$qemu_used" --version | head -n 1)" ] ||
 		die "run $RUN_ID was measured with another SMP or QEMU; start a new RUN_ID rather than mixing them"
-	[ "$(recorded config_sha256)" = "$(cat "$config_dir/config.sha256")" ] ||
-		die "run $RUN_ID was measured with another kernel config; start a new RUN_ID rather than mixing configs"
+	for n in "${names[@]}"; do
+		was=$(recorded "configs/$n" || recorded config_sha256)
+		[ "$was" = "$(cat "${config_of[$n]}/config.sha256")" ] ||
+			die "run $RUN_ID was measured with another kernel config for '$n'; start a new RUN_ID rather than mixing configs"
+	done
 	[ "$(recorded trace)" = "$TRACE" ] ||
 		die "run $RUN_ID was measured with another TRACE; start a new RUN_ID rather than mixing instrumentations"
 	[ "$(recorded calib)" = "$CALIB" ] && [ "$(recorded calib_workloads)" = "$(echo $CALIB_WORKLOADS)" ] ||
@@ -288,9 +344,16 @@ else
 	for n in "${names[@]}"; do
 		mkdir -p "$run/kernels/$n"
 		cp "$KERNELS_DIR/$n/build.json" "$KERNELS_DIR/$n/System.map" "$KERNELS_DIR/$n/config" "$run/kernels/$n/"
+		[ ! -f "$KERNELS_DIR/$n/fragments.config" ] || cp "$KERNELS_DIR/$n/fragments.config" "$run/kernels/$n/"
 	done
 	list_args=(variants:=[] boots:=[] sweeps:=[] steps:=[])
-	for n in "${names[@]}"; do list_args+=("variants[]=$n"); done
+	configs=()
+	for n in "${names[@]}"; do
+		list_args+=("variants[]=$n")
+		configs+=("$n=$(cat "${config_of[$n]}/config.sha256")")
+	done
+	# each variant's config sha256: one run may hold several (CROSS=yes)
+	list_args+=(configs:="$(record write "${configs[@]}")")
 	for b in "${boots[@]}"; do list_args+=("boots[]=$b"); done
 	# Each sweep: its workload, the swept key and its values, the fixed
 	# parameters and the WORKLOADS entries (the cells) it expanded into,
@@ -321,8 +384,8 @@ else
 		duration_s:="$DURATION" repeat:="$REPEAT" accel="$ACCEL" smp:="$SMP" \
 		icount_shift:="$ICOUNT_SHIFT" jobs:="$JOBS" trace="$TRACE" \
 		calib="$CALIB" calib_workloads="$(echo $CALIB_WORKLOADS)" flavor="$FLAVOR" \
-		config_sha256="$(cat "$config_dir/config.sha256")" \
-		kernel_version="$(make -s -C "$PRISTINE_TREE" kernelversion)" \
+		config_sha256="$(cat "${config_of[${names[0]}]}/config.sha256")" cross="$CROSS" \
+		kernel_version="$(for n in "${names[@]}"; do kernel_version_of "$n"; done | sort -uV | paste -sd' ')" \
 		initramfs_sha256="$(sha256sum "$base" | cut -d' ' -f1)" \
 		qemu="$("$qemu_used" --version | head -n 1)" qemu_binary="$qemu_used" \
 		tools="$(cyclictest --help 2>&1 | head -n 1); stress-ng $(stress-ng --version | awk '{print $3}')" \
@@ -403,9 +466,11 @@ start_boot() {
 }
 
 # What every cell.json of a variant shares, read once rather than per boot.
-config_sha=$(cat "$config_dir/config.sha256")
-declare -A series_sha=()
-for n in "${names[@]}"; do series_sha[$n]=$(record get "$KERNELS_DIR/$n/build.json" series_sha256); done
+declare -A series_sha=() config_sha=()
+for n in "${names[@]}"; do
+	series_sha[$n]=$(record get "$KERNELS_DIR/$n/build.json" series_sha256)
+	config_sha[$n]=$(cat "${config_of[$n]}/config.sha256")
+done
 
 # reap_boot: wait for one boot to end; sets REAPED (its plan entry) and
 # REAPED_RC. A boot the host could not keep (a full disk) is discarded
@@ -436,7 +501,7 @@ record_boot() {
 	staging=$run/cells/$n/$w/$boot/.r$r.tmp
 	[ "$2" -eq 0 ] || failed=$((failed + 1))
 	if record write @"$staging/boot.json" variant="$n" workload="$w" boot="$boot" repeat:="$r" \
-		smp:="$SMP" config_sha256="$config_sha" series_sha256="${series_sha[$n]}" \
+		smp:="$SMP" config_sha256="${config_sha[$n]}" series_sha256="${series_sha[$n]}" \
 		qemu_cmdline="$(cat "$staging/qemu.cmdline")" > "$staging/cell.json" &&
 	   rm -f "$staging/boot.json" "$staging/qemu.cmdline" &&
 	   mv "$staging" "$run/cells/$n/$w/$boot/r$r"; then

@@ -2,6 +2,11 @@
 # variant, so that the report can say which patch moved which endpoint.
 # Sourced after lib.sh and variants.sh.
 #
+# Two git refs of KSRC (BASELINE=<ref> PATCHED=<ref>): the steps are the
+# commits of BASELINE..PATCHED, first parents only (a merge is one step),
+# each exported and built as a variant of its own; BASELINE must be an
+# ancestor of PATCHED.
+#
 # The patched variant carries the baseline's series directories first; the
 # patches of its further directories, in order, are the steps. Step k is
 # the baseline's directories, the further directories whose patches all
@@ -34,20 +39,26 @@ series_label() {
 # Writes nothing: bench/run-matrix.sh checks it at its entry.
 plan_steps() {
 	local base_spec=$1 patched_spec=$2 base_name patched_name own=0 i k=0 j
-	local d p list spec_dirs= previous name
-	local -a instr=($INSTRUMENTATION_SERIES) base_dirs patched_dirs patches
+	local d p list spec_dirs= previous name base_source instr
+	local -a base_dirs patched_dirs patches
 	resolve_variant "$base_spec"
-	base_name=$VARIANT_NAME base_dirs=("${VARIANT_SERIES[@]}")
+	base_name=$VARIANT_NAME base_dirs=("${VARIANT_SERIES[@]}") base_source=$VARIANT_SOURCE
 	resolve_variant "$patched_spec"
-	patched_name=$VARIANT_NAME patched_dirs=("${VARIANT_SERIES[@]}")
+	patched_name=$VARIANT_NAME patched_dirs=("${VARIANT_SERIES[@]}") instr=$VARIANT_INSTRUMENTATION
+	if [ "$base_source" != "$VARIANT_SOURCE" ]; then
+		plan_commit_steps "$base_name" "$base_source" "${#base_dirs[@]}" "$patched_spec"
+		return
+	fi
 	for ((i = 0; i < ${#base_dirs[@]}; i++)); do
 		[ "${patched_dirs[i]:-}" = "${base_dirs[i]}" ] || own=1
 	done
 	[ $own -eq 0 ] ||
-		die "STEPS=each: the series directories of '$patched_name' ($(steps_labels "${patched_dirs[@]:${#instr[@]}}")) do not start with those of '$base_name' ($(steps_labels "${base_dirs[@]:${#instr[@]}}")): the steps are the baseline plus the patched variant's further patches, one at a time"
-	# The step specs name their directories by path, the instrumentation
-	# left out: resolve_variant puts it first in every variant.
-	for d in "${base_dirs[@]:${#instr[@]}}"; do spec_dirs+=${spec_dirs:++}$d; done
+		die "STEPS=each: the series directories of '$patched_name' ($(steps_labels "${patched_dirs[@]:$instr}")) do not start with those of '$base_name' ($(steps_labels "${base_dirs[@]:$instr}")): the steps are the baseline plus the patched variant's further patches, one at a time"
+	# The step specs name their source and their directories by path, the
+	# instrumentation left out: resolve_variant puts it first in every
+	# variant.
+	spec_dirs=$VARIANT_SOURCE
+	for d in "${base_dirs[@]:$instr}"; do spec_dirs+=+$d; done
 	previous=$base_name
 	for d in "${patched_dirs[@]:${#base_dirs[@]}}"; do
 		list=$(series_patches "$d")
@@ -59,16 +70,16 @@ plan_steps() {
 			name=$patched_name.$k
 			STEP_PARTIAL+=("")
 			if [ $j -lt ${#patches[@]} ]; then
-				STEP_SPECS+=("$name=$spec_dirs${spec_dirs:++}$STEPS_DIR/$name")
+				STEP_SPECS+=("$name=$spec_dirs+$STEPS_DIR/$name")
 				STEP_PARTIAL[-1]="$j $d"
 			else
-				STEP_SPECS+=("$name=$spec_dirs${spec_dirs:++}$d")
+				STEP_SPECS+=("$name=$spec_dirs+$d")
 			fi
 			STEP_NAMES+=("$name") STEP_PREVIOUS+=("$previous")
 			STEP_PATCHES+=("${p#"$d"/}") STEP_SERIES+=("$(series_label "$d")")
 			previous=$name
 		done
-		spec_dirs+=${spec_dirs:++}$d
+		spec_dirs+=+$d
 	done
 	[ $k -gt 0 ] ||
 		die "STEPS=each: '$patched_name' adds no patch to '$base_name' (its series directories beyond the baseline's: $(steps_labels "${patched_dirs[@]:${#base_dirs[@]}}"))"
@@ -77,6 +88,40 @@ plan_steps() {
 	for name in "${STEP_NAMES[@]}"; do
 		[ "$name" != "$base_name" ] ||
 			die "STEPS=each: a step of '$patched_name' would be called '$name', the baseline's name; rename one of them"
+	done
+}
+
+# plan_commit_steps BASE_NAME BASE_SOURCE BASE_SERIES_COUNT PATCHED_SPEC:
+# plan_steps for a baseline and a patched variant on other sources: both
+# commits of KSRC, the baseline's an ancestor of the patched one's, with
+# the same series directories. One step a commit, first parents only.
+plan_commit_steps() {
+	local base_name=$1 base_source=$2 base_count=$3 patched_spec=$4 c commit
+	local -a commits
+	case $base_source:$VARIANT_SOURCE in
+	git:*:git:*) ;;
+	*) die "STEPS=each: '$base_name' ($base_source) and '$VARIANT_NAME' ($VARIANT_SOURCE) are on other sources: the steps are either the patched variant's further patches on one source, or the commits between two git refs of KSRC" ;;
+	esac
+	[ "${#VARIANT_SERIES[@]}" -eq "$base_count" ] ||
+		die "STEPS=each: '$VARIANT_NAME' and '$base_name' are git refs with other series directories on top; the steps between two refs are their commits alone"
+	git -C "$KSRC" merge-base --is-ancestor "${base_source#git:}" "${VARIANT_SOURCE#git:}" ||
+		die "STEPS=each: $base_name (${base_source:4:12}) is not an ancestor of $VARIANT_REF (${VARIANT_SOURCE:4:12}) in $KSRC: the steps are the commits of BASELINE..PATCHED"
+	mapfile -t commits < <(git -C "$KSRC" rev-list --reverse --first-parent \
+		"${base_source#git:}..${VARIANT_SOURCE#git:}")
+	[ ${#commits[@]} -gt 0 ] || die "STEPS=each: $base_name..$VARIANT_REF holds no commit"
+	local previous=$base_name k=0
+	for commit in "${commits[@]}"; do
+		k=$((k + 1))
+		STEP_NAMES+=("$VARIANT_NAME.$k") STEP_SPECS+=("$VARIANT_NAME.$k=git:$commit")
+		STEP_PREVIOUS+=("$previous") STEP_PARTIAL+=("")
+		STEP_PATCHES+=("$(git -C "$KSRC" log -1 --format='%h %s' "$commit")")
+		STEP_SERIES+=("git:$base_name..$VARIANT_NAME")
+		previous=$VARIANT_NAME.$k
+	done
+	STEP_NAMES[-1]=$VARIANT_NAME STEP_SPECS[-1]=$patched_spec
+	for c in "${STEP_NAMES[@]}"; do
+		[ "$c" != "$base_name" ] ||
+			die "STEPS=each: a step of '$VARIANT_NAME' would be called '$c', the baseline's name; rename one of them"
 	done
 }
 

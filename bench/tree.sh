@@ -1,26 +1,41 @@
 #!/bin/bash
-# Prepare kernel source trees: the pristine 6.1 tree, unpacked once, and one
-# tree per variant with its series applied. Variant trees are hard-link
-# copies of the pristine tree; `git apply` replaces each file it patches
-# with a new inode, so the pristine tree is never written to.
+# Prepare kernel source trees: each variant's source, unpacked (Debian's
+# linux-source-VERSION) or exported (a commit of the git tree KSRC) once,
+# and one tree per variant with its series applied. Variant trees are
+# hard-link copies of the source; `git apply` replaces each file it patches
+# with a new inode, so a source is never written to. KSRC is only read
+# (rev-parse, show, archive): nothing is checked out or written there.
 #
-# usage: bench/tree.sh pristine
+# usage: bench/tree.sh source SPEC      (prints the variant's source path)
 #        bench/tree.sh variant SPEC     (prints the variant tree path)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$MMLAT_ROOT/bench/variants.sh"
 
-unpack_pristine() {
-	[ -f "$PRISTINE_TREE/Makefile" ] && return 0
-	[ -f "$LINUX_TARBALL" ] || die "$LINUX_TARBALL not found: install linux-source-6.1 (make deps)"
-	log "unpacking $LINUX_TARBALL into ${PRISTINE_TREE#$MMLAT_ROOT/}"
-	mkdir -p "$BUILD_DIR"
-	local staging=$BUILD_DIR/.unpack.tmp
+# prepare_source: VARIANT_SOURCE_DIR, made once, in place only when whole.
+prepare_source() {
+	[ -f "$VARIANT_SOURCE_DIR/Makefile" ] && return 0
+	local staging=$BUILD_DIR/.source.tmp tarball top
 	rm -rf "$staging"
-	mkdir -p "$staging"
-	tar -C "$staging" -xf "$LINUX_TARBALL"
-	[ -f "$staging/linux-source-6.1/Makefile" ] || die "$LINUX_TARBALL does not hold linux-source-6.1/"
-	mv "$staging/linux-source-6.1" "$PRISTINE_TREE"
+	mkdir -p "$staging" "$(dirname "$VARIANT_SOURCE_DIR")"
+	case $VARIANT_SOURCE in
+	tree:*)
+		top=linux-source-$VARIANT_VERSION
+		tarball=$LINUX_SRC_DIR/$top.tar.xz
+		[ -f "$tarball" ] || die "$tarball not found: install $top (make deps)"
+		log "unpacking $tarball into ${VARIANT_SOURCE_DIR#$MMLAT_ROOT/}"
+		tar -C "$staging" -xf "$tarball"
+		[ -f "$staging/$top/Makefile" ] || die "$tarball does not hold $top/"
+		mv "$staging/$top" "$VARIANT_SOURCE_DIR"
+		;;
+	git:*)
+		log "exporting $VARIANT_REF (${VARIANT_SOURCE#git:}) of $KSRC into ${VARIANT_SOURCE_DIR#$MMLAT_ROOT/}"
+		mkdir -p "$staging/tree"
+		git -C "$KSRC" archive --format=tar "${VARIANT_SOURCE#git:}" | tar -C "$staging/tree" -x ||
+			die "git archive of $VARIANT_SOURCE from $KSRC failed"
+		mv "$staging/tree" "$VARIANT_SOURCE_DIR"
+		;;
+	esac
 	rm -rf "$staging"
 }
 
@@ -46,7 +61,7 @@ apply_series() {
 
 prepare_variant() {
 	resolve_variant "$1"
-	unpack_pristine
+	prepare_source
 	local tree=$TREES_DIR/$VARIANT_NAME sha
 	sha=$(variant_sha256)
 	if [ -f "$tree/.mmlat-series-sha256" ] &&
@@ -54,11 +69,11 @@ prepare_variant() {
 		printf '%s\n' "$tree"
 		return 0
 	fi
-	log "preparing tree for variant '$VARIANT_NAME' (${#VARIANT_SERIES[@]} series)"
+	log "preparing tree for variant '$VARIANT_NAME' (${VARIANT_REF:-$VARIANT_SOURCE} + ${#VARIANT_SERIES[@]} series)"
 	local staging=$TREES_DIR/.$VARIANT_NAME.tmp
 	mkdir -p "$TREES_DIR"
 	rm -rf "$staging"
-	cp -al "$PRISTINE_TREE" "$staging"
+	cp -al "$VARIANT_SOURCE_DIR" "$staging"
 	apply_series "$staging"
 	printf '%s\n' "$sha" > "$staging/.mmlat-series-sha256"
 	# A changed series rebuilds from scratch (an old object dir could hold
@@ -69,7 +84,8 @@ prepare_variant() {
 }
 
 case ${1:-} in
-pristine) unpack_pristine ;;
+source) [ $# -eq 2 ] || die "usage: $0 source SPEC"
+	resolve_variant "$2"; prepare_source; printf '%s\n' "$VARIANT_SOURCE_DIR" ;;
 variant) [ $# -eq 2 ] || die "usage: $0 variant SPEC"; prepare_variant "$2" ;;
-*) die "usage: $0 pristine | variant SPEC" ;;
+*) die "usage: $0 source SPEC | variant SPEC" ;;
 esac

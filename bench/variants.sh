@@ -1,35 +1,116 @@
 # Variant resolution; sourced after lib.sh.
 #
-# A variant spec is either a name declared in variants.conf or an ad-hoc
-# "name=dir[+dir...]" where each dir is a series directory (relative to
-# patches/, or a path).
+# A variant is a kernel source plus series directories applied to it. Its
+# spec is a name declared in variants.conf, an ad-hoc
+# "name=part[+part...]", or, with KSRC set, a git ref of KSRC. A part is a
+# series directory (relative to patches/, or a path), tree:VERSION (Debian's
+# linux-source-VERSION) or git:REF (a commit of the git tree KSRC). The
+# source comes first; a spec without one builds on the packaged tree TREE.
 #
-# Every variant, declared or ad hoc, carries the instrumentation series
+# Every variant also carries the instrumentation of its kernel version
 # first, so that the variants of a run differ only by their own series:
-# patches/preemptirq-trace changes nothing until the preemptirq
-# tracepoints are on, and then keeps their cost out of the windows.
-INSTRUMENTATION_SERIES=${INSTRUMENTATION_SERIES-preemptirq-trace}
+# on 6.1, patches/preemptirq-trace, which changes nothing until the
+# preemptirq tracepoints are on and then keeps their cost out of the
+# windows; 6.2 and later need none (their x86 entry and idle code calls
+# the plain tracepoints). INSTRUMENTATION_SERIES, when set, is used for
+# every version instead.
+[ -n "${TREE_VALUES:-}" ] || . "$MMLAT_ROOT/bench/knobs.sh"
+TREE=${TREE:-$TREE_DEFAULT}
+KSRC=${KSRC:-$KSRC_DEFAULT}
 
-# resolve_variant SPEC: sets VARIANT_NAME and VARIANT_SERIES (absolute dirs).
+# instrumentation_of VERSION: the instrumentation series of that version.
+instrumentation_of() {
+	if [ -n "${INSTRUMENTATION_SERIES+set}" ]; then
+		printf '%s\n' "$INSTRUMENTATION_SERIES"
+	elif [ "$1" = 6.1 ]; then
+		echo preemptirq-trace
+	fi
+}
+
+# ref_name REF: the variant name of a bare git ref (characters a name does
+# not allow become '-': HEAD~2 is HEAD-2, origin/main origin-main).
+ref_name() { printf '%s' "$1" | tr -c 'A-Za-z0-9_.-' '-'; }
+
+# git_source REF: sets VARIANT_SOURCE, VARIANT_SOURCE_DIR, VARIANT_VERSION
+# and VARIANT_REF for a commit of KSRC, reading only KSRC's objects.
+git_source() {
+	local ref=$1 commit makefile
+	[ -n "$KSRC" ] || die "VARIANTS: variant '$VARIANT_NAME' names git:$ref, but KSRC (the git tree) is not set"
+	git -C "$KSRC" rev-parse --git-dir > /dev/null 2>&1 ||
+		knob_die KSRC "$KSRC" "the path of a git tree (a clone of Linux)"
+	commit=$(git -C "$KSRC" rev-parse --verify -q "$ref^{commit}") ||
+		die "VARIANTS: variant '$VARIANT_NAME': '$ref' is no commit of $KSRC (git rev-parse)"
+	makefile=$(git -C "$KSRC" show "$commit:Makefile" 2>/dev/null) ||
+		die "VARIANTS: variant '$VARIANT_NAME': $ref ($commit) has no top-level Makefile: not a Linux tree"
+	VARIANT_VERSION=$(printf '%s\n' "$makefile" | awk '
+		$1 == "VERSION" && $2 == "=" { v = $3 }
+		$1 == "PATCHLEVEL" && $2 == "=" { p = $3 }
+		END { if (v != "" && p != "") print v "." p }')
+	VARIANT_SOURCE=git:$commit VARIANT_REF=$ref
+	VARIANT_SOURCE_DIR=$BUILD_DIR/git/$commit
+}
+
+# resolve_variant SPEC: sets VARIANT_NAME, VARIANT_SERIES (absolute dirs,
+# the instrumentation first), VARIANT_INSTRUMENTATION (how many of them
+# are the instrumentation), VARIANT_SOURCE (tree:VERSION or git:COMMIT),
+# VARIANT_SOURCE_DIR (its unpacked or exported tree, made by bench/tree.sh
+# source), VARIANT_VERSION (VERSION.PATCHLEVEL) and VARIANT_REF (the git
+# ref as given, else empty) and VARIANT_CONFIG_DIR (where bench/kconfig.sh
+# puts the config of that source for $FLAVOR). Checks every part, and that mmlat supports
+# the version, before anything is unpacked or built.
 resolve_variant() {
-	local spec=$1 dirs line d
-	VARIANT_SERIES=()
+	local spec=$1 parts line d part source=
+	local -a dirs=()
+	VARIANT_SERIES=() VARIANT_REF=
 	case $spec in
 	*=*)
 		VARIANT_NAME=${spec%%=*}
-		dirs=$(printf '%s' "${spec#*=}" | tr '+' ' ')
+		parts=$(printf '%s' "${spec#*=}" | tr '+' ' ')
 		;;
 	*)
 		VARIANT_NAME=$spec
-		line=$(grep -E "^${spec}:" "$VARIANTS_CONF" || true)
-		[ -n "$line" ] || die "VARIANTS: unknown variant '$spec': not in ${VARIANTS_CONF#$MMLAT_ROOT/}, which declares: $(sed -n 's/^\([A-Za-z0-9_.-]*\):.*/\1/p' "$VARIANTS_CONF" | tr '\n' ' ')(or use name=series-dir)"
-		dirs=${line#*:}
+		line=$(grep -E "^${spec}:" "$VARIANTS_CONF" 2>/dev/null || true)
+		if [ -n "$line" ]; then
+			parts=${line#*:}
+		elif [ -n "$KSRC" ]; then
+			VARIANT_NAME=$(ref_name "$spec")
+			parts=git:$spec
+		else
+			die "VARIANTS: unknown variant '$spec': not in ${VARIANTS_CONF#$MMLAT_ROOT/}, which declares: $(sed -n 's/^\([A-Za-z0-9_.-]*\):.*/\1/p' "$VARIANTS_CONF" | tr '\n' ' ')(or use name=series-dir, or KSRC=<git tree> for a git ref)"
+		fi
 		;;
 	esac
 	case $VARIANT_NAME in
 	''|*[!A-Za-z0-9_.-]*) die "VARIANTS: bad variant name '$VARIANT_NAME': use letters, digits, '.', '_' or '-'" ;;
 	esac
-	for d in $INSTRUMENTATION_SERIES $dirs; do
+	for part in $parts; do
+		case $part in
+		tree:*|git:*)
+			[ -z "$source" ] && [ ${#dirs[@]} -eq 0 ] ||
+				die "VARIANTS: variant '$VARIANT_NAME': '$part': one source, before the series directories"
+			source=$part ;;
+		*) dirs+=("$part") ;;
+		esac
+	done
+	case ${source:-tree:$TREE} in
+	tree:*)
+		VARIANT_VERSION=${source#tree:}
+		VARIANT_VERSION=${VARIANT_VERSION:-$TREE}
+		VARIANT_SOURCE=tree:$VARIANT_VERSION
+		VARIANT_SOURCE_DIR=$BUILD_DIR/linux-source-$VARIANT_VERSION ;;
+	git:*) git_source "${source#git:}" ;;
+	esac
+	case " $TREE_VALUES " in
+	*" $VARIANT_VERSION "*) ;;
+	*) die "VARIANTS: variant '$VARIANT_NAME' is Linux ${VARIANT_VERSION:-of no version} (${VARIANT_REF:-tree:$VARIANT_VERSION}); mmlat supports $(echo $TREE_VALUES | sed 's/ / and /g') (its guest modules, config fragments and instrumentation are checked on those)" ;;
+	esac
+	case $VARIANT_SOURCE in
+	tree:*) VARIANT_CONFIG_DIR=$FLAVOR_CONFIG_DIR/linux-source-$VARIANT_VERSION ;;
+	git:*) VARIANT_CONFIG_DIR=$FLAVOR_CONFIG_DIR/git-${VARIANT_SOURCE:4:12} ;;
+	esac
+	local -a instr=($(instrumentation_of "$VARIANT_VERSION"))
+	VARIANT_INSTRUMENTATION=${#instr[@]}
+	for d in "${instr[@]}" "${dirs[@]}"; do
 		[ -d "$d" ] || d=$PATCHES_DIR/$d
 		[ -d "$d" ] || die "VARIANTS: variant '$VARIANT_NAME': series directory '$d' does not exist"
 		[ -f "$d/series" ] || die "VARIANTS: variant '$VARIANT_NAME': $d has no 'series' file"
@@ -48,12 +129,18 @@ series_patches() {
 	done
 }
 
-# variant_sha256: one hash over the variant's series files and patches, in
-# application order; the empty variant hashes the empty string.
+# variant_sha256: one hash over the variant's source and its series files
+# and patches, in application order. The packaged 6.1 tree, the first
+# source mmlat had, adds nothing to it, so that its kernels built before
+# there were other sources stay valid; the empty variant on it hashes the
+# empty string.
 variant_sha256() {
 	local d
-	for d in "${VARIANT_SERIES[@]}"; do
-		cat "$d/series"
-		series_patches "$d" | while read -r p; do cat "$p"; done
-	done | sha256sum | cut -d' ' -f1
+	{
+		[ "$VARIANT_SOURCE" = tree:6.1 ] || printf 'source %s\n' "$VARIANT_SOURCE"
+		for d in "${VARIANT_SERIES[@]}"; do
+			cat "$d/series"
+			series_patches "$d" | while read -r p; do cat "$p"; done
+		done
+	} | sha256sum | cut -d' ' -f1
 }

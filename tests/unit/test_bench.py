@@ -183,6 +183,7 @@ def test_check_boot_splats_are_named(tmp_path, splat):
 # a stub: run-matrix.sh itself runs unchanged from a copy of bench/.
 STUBS = {
     "bench/deps.sh": "exit 0\n",
+    "bench/tree.sh": "exit 0\n",
     "bench/kconfig.sh": 'mkdir -p "$2"; echo c0ffee > "$2/config.sha256"\n',
     "bench/build.sh": textwrap.dedent("""\
         . "$(dirname "$0")/lib.sh"; . "$(dirname "$0")/variants.sh"
@@ -192,7 +193,7 @@ STUBS = {
         sleep "${STUB_BUILD_SLEEP:-0}"
         d=$KERNELS_DIR/$VARIANT_NAME
         mkdir -p "$d"
-        echo '{"series_sha256": "e3b0"}' > "$d/build.json"
+        echo '{"series_sha256": "e3b0", "kernel_version": "6.1.0"}' > "$d/build.json"
         touch "$d/System.map" "$d/config" "$d/bzImage"
         """),
     "guest/initramfs.sh": 'echo "$1" > "${!#}"\n',
@@ -887,6 +888,22 @@ BAD_KNOBS = [
      "baseline's: empty)"),
     ({"STEPS": "each", "VARIANTS": "mine.1=pre mine=pre+ser"},
      "STEPS=each: a step of 'mine' would be called 'mine.1', the baseline's name"),
+    ({"TREE": "6.5"}, "TREE='6.5' is not allowed: TREE takes one of: 6.1 6.12"),
+    ({"CROSS": "maybe"}, "CROSS='maybe' is not allowed: CROSS takes one of: no yes"),
+    ({"KSRC": "/nonexistent"}, "KSRC='/nonexistent' is not allowed: KSRC takes the path of a "
+                               "git tree"),
+    ({"VARIANTS": "base new=tree:6.12"},
+     "VARIANTS mixes kernel versions (base Linux 6.1, new Linux 6.12): their configs differ, "
+     "so set CROSS=yes"),
+    ({"VARIANTS": "base x=tree:6.5"}, "variant 'x' is Linux 6.5 (tree:6.5); mmlat supports "
+                                      "6.1 and 6.12"),
+    ({"VARIANTS": "base x=pre+tree:6.12"}, "variant 'x': 'tree:6.12': one source, before the "
+                                            "series directories"),
+    ({"VARIANTS": "base x=git:HEAD"}, "variant 'x' names git:HEAD, but KSRC (the git tree) "
+                                      "is not set"),
+    ({"VARIANTS": "base nosuch"}, "unknown variant 'nosuch'"),
+    ({"STEPS": "each", "VARIANTS": "base=pre mine=tree:6.12+pre+ser", "CROSS": "yes"},
+     "STEPS=each: 'base' (tree:6.1) and 'mine' (tree:6.12) are on other sources"),
 ]
 
 
@@ -906,18 +923,19 @@ def test_matrix_refuses_every_bad_knob_at_the_entry(matrix, tmp_path, env, messa
 
 
 # The same from the real bench/run-matrix.sh, with the bad inputs the
-# issue measured; LINUX_TARBALL points nowhere, so that a knob the entry
+# issue measured; LINUX_SRC_DIR points nowhere, so that a knob the entry
 # missed could not get far into the config stage.
 @pytest.mark.parametrize("knob, value", [
     ("TRACE", "window"), ("ACCEL", "bogus"), ("DURATION", "abc"), ("WORKLOADS", "bogus"),
-    ("REPEAT", "0"), ("SMP", "x"), ("JOBS", "0")])
+    ("REPEAT", "0"), ("SMP", "x"), ("JOBS", "0"), ("TREE", "6.5"), ("CROSS", "maybe")])
 def test_real_matrix_refuses_bad_knobs_before_the_config(tmp_path, knob, value):
     results, build = tmp_path / "results", tmp_path / "build"
     env = {k: v for k, v in os.environ.items()
            if k not in ("VARIANTS", "WORKLOADS", "SWEEP", "DURATION", "REPEAT", "ACCEL", "SMP",
-                        "JOBS", "TRACE", "CALIB", "CALIB_WORKLOADS", "FLAVOR", "STRICT")}
+                        "JOBS", "TRACE", "CALIB", "CALIB_WORKLOADS", "FLAVOR", "STRICT",
+                        "TREE", "KSRC", "CROSS")}
     env.update(RESULTS_DIR=str(results), BUILD_DIR=str(build), RUN_ID="bad",
-               LINUX_TARBALL=str(tmp_path / "none.tar.xz"), **{knob: value})
+               LINUX_SRC_DIR=str(tmp_path / "none"), **{knob: value})
     t0 = time.monotonic()
     proc = subprocess.run(["bash", "bench/run-matrix.sh"], cwd=ROOT, env=env, text=True,
                           capture_output=True, timeout=60)
@@ -935,7 +953,8 @@ def test_meta_records_every_knob_requested_and_what_ran(matrix):
     assert proc.returncode == 0, proc.stderr
     meta = json.loads((run / "meta.json").read_text())
     assert meta["knobs"] == {
-        "VARIANTS": "base patch", "STEPS": "all", "WORKLOADS": "munmap idle", "SWEEP": "",
+        "VARIANTS": "base patch", "STEPS": "all", "TREE": "6.1", "KSRC": "", "CROSS": "no",
+        "WORKLOADS": "munmap idle", "SWEEP": "",
         "DURATION": "1",
         "REPEAT": "1", "ACCEL": "auto", "SMP": "", "JOBS": "auto", "TRACE": "windows", "CALIB": "",
         "CALIB_WORKLOADS": "idle", "FLAVOR": "bench", "STRICT": "0", "RUN_ID": "t"}
@@ -1073,7 +1092,7 @@ def test_analysis_reads_the_trace_mode_from_meta(tmp_path):
 
 def test_make_kernels_checks_the_variants_before_the_config(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "MAKEFLAGS"}
-    env.update(BUILD_DIR=str(tmp_path / "build"), LINUX_TARBALL=str(tmp_path / "none"))
+    env.update(BUILD_DIR=str(tmp_path / "build"), LINUX_SRC_DIR=str(tmp_path / "none"))
     t0 = time.monotonic()
     proc = subprocess.run(["make", "--no-print-directory", "kernels", "VARIANTS=baseline nosuch"],
                           cwd=ROOT, env=env, text=True, capture_output=True, timeout=60)
