@@ -40,6 +40,8 @@ def main(argv=None):
             f.write(t)
         sys.stdout.write(t)
         return 0
+    a.baseline = load.variant_named(run, a.baseline)
+    a.patched = load.variant_named(run, a.patched)
     kw = dict(n_resamples=a.resamples, conf=a.conf, seed=a.seed)
     try:
         if a.cmd == "report":

@@ -438,6 +438,19 @@ def load_run(run_dir, skip_unreadable=False):
     return run
 
 
+def variant_named(run, given):
+    """The variant of run that given names: its name; a git ref it was
+    built from (build.json "ref": a bare ref such as HEAD~1 names the
+    variant HEAD-1); or a variant spec NAME=..., as BASELINE and PATCHED
+    may be.  None stays None; an unknown name is returned as it is."""
+    if given is None or given in variants(run):
+        return given
+    for v, k in run.get("kernels", {}).items():
+        if k.get("ref") == given:
+            return v
+    return given.split("=", 1)[0]
+
+
 def variants(run):
     seen = []
     for c in run["cells"]:

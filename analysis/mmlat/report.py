@@ -5,7 +5,7 @@ import statistics
 import textwrap
 from dataclasses import asdict
 
-from . import attribute, calibrate, endpoints, load, locks, stats, steps, sweep
+from . import attribute, calibrate, configdiff, endpoints, load, locks, stats, steps, sweep
 
 TRACERS = load.TRACERS
 # Which boot kind each figure comes from: tracing changes what it
@@ -263,6 +263,21 @@ def compare_workload(w, by_boot, n_resamples, conf, seed):
     return [c for c in out if c.base or c.patched]
 
 
+def config_diff_lines(d):
+    """The header's account of a comparison across configs (CROSS=yes)."""
+    if not d:
+        return []
+    a, b = d["variants"]
+    lines = ["CONFIGS DIFFER (CROSS=yes): %s and %s were built with other configs;"
+             % (a, b),
+             "  %d option(s) that matter for latency differ (%s / %s), %d other(s):"
+             % (len(d["options"]), a, b, d["other_differences"])]
+    for o in d["options"]:
+        lines.append("  %-40s %s / %s%s" % (o["option"], o["values"][0], o["values"][1],
+                                            "" if o["from_fragment"] else "  (not in the fragments)"))
+    return lines
+
+
 def build(run, baseline=None, patched=None, n_resamples=2000, conf=0.95, seed=1):
     """summary.json: every figure the report and the plots show, each from
     the boot kind FIGURE_BOOT names; the per-boot comparisons of every
@@ -278,7 +293,8 @@ def build(run, baseline=None, patched=None, n_resamples=2000, conf=0.95, seed=1)
          "aa_mode": aa, "meta": run["meta"], "figure_boot": FIGURE_BOOT,
          "kernels": {v: run.get("kernels", {}).get(v, {}) for v in {baseline, patched} if v},
          "boots": [], "workloads": {},
-         "calibration": calibration(run, [baseline] if aa else [baseline, patched])}
+         "calibration": calibration(run, [baseline] if aa else [baseline, patched]),
+         "config_diff": None if aa else configdiff.run_diff(run["dir"], [baseline, patched])}
     for c in run["cells"]:
         s["boots"].append({"variant": c["variant"], "workload": c["workload"],
                            "boot": c["boot"], "repeat": c["repeat"],
@@ -290,7 +306,8 @@ def build(run, baseline=None, patched=None, n_resamples=2000, conf=0.95, seed=1)
         patch_all = by_boot["clean"][1] + by_boot["traced"][1]
         for a in base_all:
             for b in patch_all:
-                stats.check_compatible(a["meta"], b["meta"], load.cell_name(a), load.cell_name(b))
+                stats.check_compatible(a["meta"], b["meta"], load.cell_name(a), load.cell_name(b),
+                                       stats.compared_keys(run["meta"]))
         ws = {"n_cells": {boot: {"baseline": len(bc), "patched": len(pc)}
                           for boot, (bc, pc) in by_boot.items()},
               "latency": {}, "throughput": {}, "traced_over_clean": {}, "counters": {}}
@@ -393,6 +410,9 @@ def _hdr(s):
             k = ks.get(v, {})
             lines.append("series:   %s: %s  [%s]" % (v, " ".join(k.get("series") or []) or "(none)",
                                                     k.get("kernel_release")))
+            if k.get("ref"):
+                lines.append("  git: %s %s (%s, %s)" % (k.get("ksrc"), k["ref"], k.get("commit"),
+                                                     k.get("describe")))
             lines.append("  series sha256 %s" % k.get("series_sha256"))
         ser = None
     if isinstance(ser, dict):
@@ -404,6 +424,7 @@ def _hdr(s):
     if sh is not None:
         lines.append("series sha256: %s" % (json.dumps(sh, sort_keys=True) if not isinstance(sh, str) else sh))
     lines.append("config sha256: %s" % g("config_sha256"))
+    lines.extend(config_diff_lines(s.get("config_diff")))
     lines.append("accel: %s   duration: %s s   repeats: %s" % (
         g("accel"), g("duration_s", "duration"), g("repeat", "repeats")))
     lines.append("boots per cell: %s (TRACE=%s)" % (" + ".join(g("boots") or []), g("trace")))

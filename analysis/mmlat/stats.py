@@ -257,9 +257,20 @@ def spread_across_repeats(cells):
     return out
 
 
-def check_compatible(a, b, what_a="baseline", what_b="patched"):
-    """a, b: dicts with 'accel' and 'config_sha256'.  Raise on mismatch."""
-    for key in ("accel", "config_sha256"):
+def compared_keys(run_meta):
+    """What two boots of a run must share to be compared: the accelerator
+    always, the kernel config unless the run was asked to compare across
+    configs (CROSS=yes in its meta.json: other kernel versions)."""
+    if run_meta.get("cross") == "yes":
+        return ("accel",)
+    return ("accel", "config_sha256")
+
+
+def check_compatible(a, b, what_a="baseline", what_b="patched",
+                     keys=("accel", "config_sha256")):
+    """a, b: dicts with 'accel' and 'config_sha256'.  Raise on a mismatch
+    of any of keys."""
+    for key in keys:
         va, vb = a.get(key), b.get(key)
         if va is not None and vb is not None and va != vb:
             raise IncompatibleCells(

@@ -52,7 +52,7 @@ def _by_boot(run, w, previous, variant):
         for a in before:
             for b in after:
                 stats.check_compatible(a["meta"], b["meta"], load.cell_name(a),
-                                       load.cell_name(b))
+                                       load.cell_name(b), stats.compared_keys(run["meta"]))
     return by_boot
 
 
