@@ -1097,5 +1097,5 @@ def test_make_kernels_checks_the_variants_before_the_config(tmp_path):
     proc = subprocess.run(["make", "--no-print-directory", "kernels", "VARIANTS=baseline nosuch"],
                           cwd=ROOT, env=env, text=True, capture_output=True, timeout=60)
     assert proc.returncode != 0 and "VARIANTS: unknown variant 'nosuch'" in proc.stderr
-    assert "declares: mainline baseline patched" in proc.stderr
+    assert "declares: mainline mainline-6.12 baseline patched" in proc.stderr
     assert time.monotonic() - t0 < 2 and not (tmp_path / "build").exists()
