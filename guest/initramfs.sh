@@ -79,8 +79,9 @@ build_module() {
 		rm -rf "$src"
 		mkdir -p "$(dirname "$src")"
 		cp -r "$MMLAT_ROOT/guest/modules/$mod" "$src"
-		# the table of lock users and window classes (mmlat_windows)
-		cp "$MMLAT_ROOT/guest/classes.txt" "$src/"
+		# the table of lock users and window classes (mmlat_windows),
+		# and the headers both modules share
+		cp "$MMLAT_ROOT/guest/classes.txt" "$MMLAT_ROOT"/guest/modules/include/*.h "$src/"
 		make -s -C "$obj" M="$src" ARCH=x86_64 CC="ccache gcc" modules >&2 ||
 			die "module $mod does not build against '$variant'"
 		install -D -m 644 "$src/$mod.ko" "$root/lib/mmlat/$mod.ko"

@@ -23,18 +23,7 @@
 #include <linux/spinlock.h>
 #include <linux/uaccess.h>
 
-/*
- * Split PTE locks: 6.1 says so with USE_SPLIT_PTE_PTLOCKS (NR_CPUS against
- * SPLIT_PTLOCK_CPUS); 6.12 made it CONFIG_SPLIT_PTE_PTLOCKS and dropped the
- * macro.
- */
-#if defined(CONFIG_SPLIT_PTE_PTLOCKS)
-#define MMLAT_SPLIT_PTL		1
-#elif defined(USE_SPLIT_PTE_PTLOCKS)
-#define MMLAT_SPLIT_PTL		USE_SPLIT_PTE_PTLOCKS
-#else
-#define MMLAT_SPLIT_PTL		0
-#endif
+#include "mmlat_ptl.h"
 
 /*
  * The PTE-lock windows need what the kernel's own page tables use: a

@@ -90,19 +90,10 @@ MODULE_PARM_DESC(sites, "extra comma-separated lock user functions");
 
 /*
  * What differs between the kernels this module builds for (6.1 and 6.12),
- * by feature rather than version where the headers tell.
- *
- * Split PTE locks: 6.1 says so with USE_SPLIT_PTE_PTLOCKS (NR_CPUS against
- * SPLIT_PTLOCK_CPUS); 6.12 made it CONFIG_SPLIT_PTE_PTLOCKS and dropped the
- * macro.
+ * by feature rather than version where the headers tell: split PTE locks
+ * (MMLAT_SPLIT_PTL, shared with mmlat_calib), and what follows.
  */
-#if defined(CONFIG_SPLIT_PTE_PTLOCKS)
-#define MMLAT_SPLIT_PTL		1
-#elif defined(USE_SPLIT_PTE_PTLOCKS)
-#define MMLAT_SPLIT_PTL		USE_SPLIT_PTE_PTLOCKS
-#else
-#define MMLAT_SPLIT_PTL		0
-#endif
+#include "mmlat_ptl.h"
 
 /*
  * The struct that holds a split PTE lock: struct page in 6.1; from 6.5 on
