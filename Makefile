@@ -75,7 +75,8 @@ help:
 	@echo '                 and once idle with $$(CALIB) injected; measure, check the'
 	@echo '                 calibration (calibration.json), report (b and a in its header)'
 	@echo '  make test       unit tests; build and boot mainline and check its data and'
-	@echo '                 calibration; then make check-kernels'
+	@echo '                 calibration; bench two refs of a git tree made from'
+	@echo '                 linux-source-6.12; then make check-kernels'
 	@echo '  make kernels    build the kernels of $$(VARIANTS) only'
 	@echo '  make guest      build the guest initramfs only'
 	@echo '  make report     (re)check the calibration and (re)write the report of'
@@ -90,7 +91,7 @@ help:
 	@echo '                 DEBUG_VM, boot each under $$(CHECK_WORKLOADS); fail on any splat'
 	@echo '  make deps       check/install the Debian packages'
 	@echo '  make clean      remove kernels, guest images and objects (keeps tree, ccache, results)'
-	@echo '  make distclean  also remove the unpacked tree and ccache'
+	@echo '  make distclean  also remove the unpacked and exported trees and ccache'
 	@echo
 	@echo 'Knobs (current value):'
 	@echo '  BASELINE=$(BASELINE) PATCHED=$(PATCHED) VARIANTS="$(VARIANTS)"'
