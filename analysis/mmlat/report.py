@@ -1,6 +1,7 @@
 """summary.txt, report.txt, report.md and summary.json."""
 import json
 import os
+import re
 import statistics
 import textwrap
 from dataclasses import asdict
@@ -426,7 +427,8 @@ def _hdr(s):
     lines.append("config sha256: %s" % g("config_sha256"))
     lines.extend(config_diff_lines(s.get("config_diff")))
     lines.append("accel: %s   duration: %s s   repeats: %s" % (
-        g("accel"), g("duration_s", "duration"), g("repeat", "repeats")))
+        accel_text(m) if m.get("accel") else None, g("duration_s", "duration"),
+        g("repeat", "repeats")))
     lines.append("boots per cell: %s (TRACE=%s)" % (" + ".join(g("boots") or []), g("trace")))
     lines.extend(calibration_lines(s["calibration"]))
     return [l[:80] for l in lines]
@@ -539,6 +541,19 @@ def _overhead(s):
         "/".join(bs), "/".join(c["variants"]), "" if c["ok"] else " FAILED")
 
 
+def accel_text(m):
+    """The accelerator as the method states it: with more than one vCPU,
+    their number and the QEMU that ran them (SMP under icount boots a QEMU
+    of its own, bench/qemu-smp.sh), whose guest time differs from one
+    vCPU's; one vCPU, as before, the mode alone."""
+    accel = m.get("accel") or "-"
+    smp = m.get("smp")
+    if not isinstance(smp, int) or smp <= 1:
+        return accel
+    ver = re.match(r"QEMU emulator version (\S+)", m.get("qemu") or "")
+    return "%s, %d vCPUs%s" % (accel, smp, " (QEMU %s)" % ver.group(1) if ver else "")
+
+
 def method_lines(s):
     """The method in one line (kernel, config, accelerator, boots, duration,
     window overhead), then how the verdicts were reached, both wrapped at
@@ -547,7 +562,7 @@ def method_lines(s):
     config = m.get("config_sha256") or "-"
     method = "Method: %s, config %s, %s, %s x %s s boots a side, %s." % (
         m.get("kernel_version") or m.get("kernel") or "-", config[:12],
-        m.get("accel") or "-", m.get("repeat") or "-",
+        accel_text(m), m.get("repeat") or "-",
         m.get("duration_s") or m.get("duration") or "-", _overhead(s))
     verdict = ("Latency and work from clean boots, windows from traced ones. "
                "Verdict: %s, %s over the %d primary endpoints, %g; n/a: under 2 "
