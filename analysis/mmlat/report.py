@@ -269,13 +269,12 @@ def config_diff_lines(d):
     if not d:
         return []
     a, b = d["variants"]
-    lines = ["CONFIGS DIFFER (CROSS=yes): %s and %s were built with other configs;"
-             % (a, b),
-             "  %d option(s) that matter for latency differ (%s / %s), %d other(s):"
-             % (len(d["options"]), a, b, d["other_differences"])]
+    lines = ["CONFIGS DIFFER (CROSS=yes): %d options that matter for latency" % len(d["options"]),
+             "  differ, and %d others; %s / %s (* not set by the fragments):"
+             % (d["other_differences"], a, b)]
     for o in d["options"]:
-        lines.append("  %-40s %s / %s%s" % (o["option"], o["values"][0], o["values"][1],
-                                            "" if o["from_fragment"] else "  (not in the fragments)"))
+        lines.append("  %s%-38s %s / %s" % (" " if o["from_fragment"] else "*", o["option"],
+                                            o["values"][0], o["values"][1]))
     return lines
 
 
@@ -424,7 +423,13 @@ def _hdr(s):
     sh = g("series_sha256")
     if sh is not None:
         lines.append("series sha256: %s" % (json.dumps(sh, sort_keys=True) if not isinstance(sh, str) else sh))
-    lines.append("config sha256: %s" % g("config_sha256"))
+    configs = m.get("configs") or {}
+    if len(set(configs.values())) > 1:
+        # abbreviated, as the Method line does: meta.json has them whole
+        lines.append("config sha256: " + ", ".join(
+            "%s %s" % (v, (configs.get(v) or "-")[:12]) for v in [s["baseline"], s["patched"]]))
+    else:
+        lines.append("config sha256: %s" % g("config_sha256"))
     lines.extend(config_diff_lines(s.get("config_diff")))
     lines.append("accel: %s   duration: %s s   repeats: %s" % (
         accel_text(m) if m.get("accel") else None, g("duration_s", "duration"),

@@ -10,7 +10,7 @@ def test_only_options_that_matter_are_listed_fragment_ones_first(tmp_path):
     run = tmp_path / "run"
     write(run / "kernels/old/config",
           "CONFIG_PREEMPT=y\nCONFIG_HZ_250=y\nCONFIG_SWAP=y\n# CONFIG_LRU_GEN is not set\n"
-          "CONFIG_FOO_DRIVER=y\nCONFIG_SAME=y\n")
+          "CONFIG_FOO_DRIVER=y\nCONFIG_SAME=y\nCONFIG_FUNCTION_ALIGNMENT=4\n")
     write(run / "kernels/new/config",
           "CONFIG_PREEMPT=y\nCONFIG_HZ_1000=y\nCONFIG_SWAP=y\nCONFIG_LRU_GEN=y\n"
           "CONFIG_BAR_DRIVER=m\nCONFIG_SAME=y\n")
@@ -20,8 +20,9 @@ def test_only_options_that_matter_are_listed_fragment_ones_first(tmp_path):
         ("CONFIG_LRU_GEN", ["unset", "y"], True),
         ("CONFIG_HZ_1000", ["unset", "y"], False),
         ("CONFIG_HZ_250", ["y", "unset"], False)]
-    # the two drivers differ but do not matter: counted, not listed
-    assert d["other_differences"] == 2
+    # the two drivers and the code alignment differ but do not matter:
+    # counted, not listed
+    assert d["other_differences"] == 3
 
 
 def test_same_configs_or_a_missing_one_give_no_diff(tmp_path):
@@ -53,7 +54,8 @@ def test_a_run_across_configs_compares_boots_of_other_configs_and_says_so():
         stats.check_compatible(a, dict(b, accel="kvm"), keys=stats.compared_keys({"cross": "yes"}))
     lines = report.config_diff_lines({"variants": ["a", "b"], "other_differences": 7, "options": [
         {"option": "CONFIG_HZ_250", "values": ["y", "unset"], "from_fragment": False}]})
-    assert lines[0].startswith("CONFIGS DIFFER (CROSS=yes): a and b")
-    assert "1 option(s) that matter for latency differ (a / b), 7 other(s)" in lines[1]
-    assert "CONFIG_HZ_250" in lines[2] and "y / unset" in lines[2]
+    assert lines[0] == "CONFIGS DIFFER (CROSS=yes): 1 options that matter for latency"
+    assert lines[1] == "  differ, and 7 others; a / b (* not set by the fragments):"
+    assert lines[2].startswith("  *CONFIG_HZ_250") and lines[2].endswith("y / unset")
+    assert all(len(line) <= 80 for line in lines)
     assert report.config_diff_lines(None) == []
