@@ -15,7 +15,9 @@ from pathlib import Path
 CLASSES_PATH = Path(__file__).resolve().parents[2] / "guest" / "classes.txt"
 
 KINDS = ("preempt", "irq", "any")
-MATCHES = ("opener", "within", "plumbing")
+MATCHES = ("opener", "within", "plumbing", "boundary")
+# Rows that list frames rather than name a class.
+FRAME_LISTS = ("plumbing", "boundary")
 LOCKS = ("pte", "i_mmap", "anon_vma")
 # The class of a hold or window tagged with the lock alone; PTE-lock holds
 # and windows are split further by the function that took the lock.
@@ -69,8 +71,8 @@ def parse_rules(text, source="classes.txt"):
             raise bad("match %r is none of %s" % (match, ", ".join(MATCHES)))
         if lock != "-" and lock not in LOCKS:
             raise bad("lock %r is none of %s or -" % (lock, ", ".join(LOCKS)))
-        if (match == "plumbing") != (cls == "-"):
-            raise bad("plumbing rows, and only they, have class -")
+        if (match in FRAME_LISTS) != (cls == "-"):
+            raise bad("plumbing and boundary rows, and only they, have class -")
         rules.append(Rule(cls, kind, match, None if lock == "-" else lock, tuple(funcs), n))
     return rules
 
@@ -81,7 +83,7 @@ def load_rules(path=CLASSES_PATH):
 
 
 RULES = load_rules()
-CLASSES = list(dict.fromkeys(r.cls for r in RULES if r.match != "plumbing")) + [OTHER]
+CLASSES = list(dict.fromkeys(r.cls for r in RULES if r.match not in FRAME_LISTS)) + [OTHER]
 
 
 def func_name(frame):
@@ -94,6 +96,17 @@ def func_name(frame):
 
 def is_plumbing(func, rules=None):
     return any(r.match == "plumbing" and r.has(func) for r in rules or RULES)
+
+
+def own_frames(funcs, rules=None):
+    """The frames of a stack (names, innermost first) that are the
+    window's own: up to and including the first interrupt entry (a
+    boundary row's frame); below it is the interrupted code, which a
+    softirq run at irq exit, say, did not enter."""
+    for i, f in enumerate(funcs):
+        if any(r.match == "boundary" and r.has(f) for r in rules or RULES):
+            return funcs[:i + 1]
+    return funcs
 
 
 def opener_index(frames, rules=None):
@@ -155,9 +168,9 @@ def classify_stack(frames, kind=None, lock=None, rules=None):
     rules = rules or RULES
     kind = TRACER_KIND.get(kind, kind)
     op = opener(frames, rules)
-    funcs = [func_name(f) for f in frames]
+    funcs = own_frames([func_name(f) for f in frames], rules)
     for r in rules:
-        if r.match == "plumbing" or not r.applies_to(kind):
+        if r.match in FRAME_LISTS or not r.applies_to(kind):
             continue
         if r.lock and r.lock == lock:
             # The tag decides from the lock's first row on; only the rows
