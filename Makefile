@@ -122,6 +122,8 @@ help:
 	@echo '                 REPEAT=$(REPEAT) (boots a side, $(subst $() ,..,$(REPEAT_RANGE)); 10 finds'
 	@echo '                 a 10 % change of p99.9 on munmap and exit: README)'
 	@echo '  ACCEL=$(ACCEL) ($(ACCEL_VALUES)) SMP=$(SMP) ($(subst $() ,..,$(SMP_RANGE)); default 1 with icount, else 2)'
+	@echo '                 SMP>1 under tcg-icount boots QEMU $(ICOUNT_SMP_QEMU_MIN) or later: ICOUNT_SMP_QEMU, else'
+	@echo '                 the system'"'"'s if new enough, else bookworm-backports'"'"' (bench/qemu-smp.sh)'
 	@echo '  JOBS=$(JOBS) (guests booted at once, auto or $(subst $() ,..,$(JOBS_RANGE)); auto: under tcg-icount one per'
 	@echo '                 host core ($(shell nproc) here) as memory allows ($(GUEST_MEM_MIB) MiB + 256 each),'
 	@echo '                 else 1: kvm and tcg-mt guests keep the host'"'"'s time)'
