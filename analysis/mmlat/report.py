@@ -411,8 +411,9 @@ def _hdr(s):
             lines.append("series:   %s: %s  [%s]" % (v, " ".join(k.get("series") or []) or "(none)",
                                                     k.get("kernel_release")))
             if k.get("ref"):
-                lines.append("  git: %s %s (%s, %s)" % (k.get("ksrc"), k["ref"], k.get("commit"),
-                                                     k.get("describe")))
+                lines.append("  git: %s %s (%s)" % (k["ref"], (k.get("commit") or "")[:12],
+                                                  k.get("describe")))
+                lines.append("  of %s" % k.get("ksrc"))
             lines.append("  series sha256 %s" % k.get("series_sha256"))
         ser = None
     if isinstance(ser, dict):
