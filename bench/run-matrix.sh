@@ -109,8 +109,7 @@ done
 	die "KSRC=$KSRC is set, but no variant is one of its refs (VARIANTS='$VARIANTS'): give BASELINE=<ref> PATCHED=<ref>, or name=git:<ref> specs"
 # Kernels of other versions build with other configs: a comparison across
 # them is asked for, never stumbled into.
-versions=$(printf '%s\n' "${version_of[@]}" | sort -uV | tr '\n' ' ')
-if [ "$(echo $versions | wc -w)" -gt 1 ] && [ "$CROSS" != yes ]; then
+if [ "$(printf '%s\n' "${version_of[@]}" | sort -u | wc -l)" -gt 1 ] && [ "$CROSS" != yes ]; then
 	mix=
 	for n in $seen_variants; do mix+="${mix:+, }$n Linux ${version_of[$n]}"; done
 	die "VARIANTS mixes kernel versions ($mix): their configs differ, so set CROSS=yes to compare across versions (the report then lists the config differences that matter)"
@@ -222,21 +221,24 @@ log "stage 1/4: config ($FLAVOR)"
 for i in "${!STEP_PARTIAL[@]}"; do
 	[ -z "${STEP_PARTIAL[i]}" ] || write_step_series "${STEP_NAMES[i]}" ${STEP_PARTIAL[i]}
 done
+# Each variant's config folder and sha256, read once here for the whole run
+# (resume check, meta.json, every cell.json).
 names=()
-declare -A config_of=() config_sha_of=()
+declare -A config_of=() config_sha=() config_made=()
 for spec in "${specs[@]}"; do
 	resolve_variant "$spec"
 	names+=("$VARIANT_NAME")
-	if [ -z "${config_sha_of[$VARIANT_CONFIG_DIR]:-}" ]; then
+	if [ -z "${config_made[$VARIANT_CONFIG_DIR]:-}" ]; then
 		guarded bash "$MMLAT_ROOT/bench/kconfig.sh" make "$VARIANT_CONFIG_DIR" "$spec"
-		config_sha_of[$VARIANT_CONFIG_DIR]=$(cat "$VARIANT_CONFIG_DIR/config.sha256")
+		config_made[$VARIANT_CONFIG_DIR]=1
 	fi
 	config_of[$VARIANT_NAME]=$VARIANT_CONFIG_DIR
+	config_sha[$VARIANT_NAME]=$(cat "$VARIANT_CONFIG_DIR/config.sha256")
 done
 if [ "$CROSS" != yes ] &&
-   [ "$(printf '%s\n' "${config_sha_of[@]}" | sort -u | wc -l)" -gt 1 ]; then
+   [ "$(printf '%s\n' "${config_sha[@]}" | sort -u | wc -l)" -gt 1 ]; then
 	for n in "${names[@]}"; do
-		printf '    %s: %s\n' "$n" "$(cut -c1-12 "${config_of[$n]}/config.sha256") (${config_of[$n]#$MMLAT_ROOT/})" >&2
+		printf '    %s: %s (%s)\n' "$n" "${config_sha[$n]:0:12}" "${config_of[$n]#$MMLAT_ROOT/}" >&2
 	done
 	die "the variants' sources give different configs (above); nothing was built: set CROSS=yes to compare them anyway (the report lists the differences)"
 fi
@@ -321,7 +323,7 @@ if [ -f "$run/meta.json" ]; then
 		die "run $RUN_ID was measured with another SMP or QEMU; start a new RUN_ID rather than mixing them"
 	for n in "${names[@]}"; do
 		was=$(recorded "configs/$n" || recorded config_sha256)
-		[ "$was" = "$(cat "${config_of[$n]}/config.sha256")" ] ||
+		[ "$was" = "${config_sha[$n]}" ] ||
 			die "run $RUN_ID was measured with another kernel config for '$n'; start a new RUN_ID rather than mixing configs"
 	done
 	[ "$(recorded trace)" = "$TRACE" ] ||
@@ -350,7 +352,7 @@ else
 	configs=()
 	for n in "${names[@]}"; do
 		list_args+=("variants[]=$n")
-		configs+=("$n=$(cat "${config_of[$n]}/config.sha256")")
+		configs+=("$n=${config_sha[$n]}")
 	done
 	# each variant's config sha256: one run may hold several (CROSS=yes)
 	list_args+=(configs:="$(record write "${configs[@]}")")
@@ -384,7 +386,7 @@ else
 		duration_s:="$DURATION" repeat:="$REPEAT" accel="$ACCEL" smp:="$SMP" \
 		icount_shift:="$ICOUNT_SHIFT" jobs:="$JOBS" trace="$TRACE" \
 		calib="$CALIB" calib_workloads="$(echo $CALIB_WORKLOADS)" flavor="$FLAVOR" \
-		config_sha256="$(cat "${config_of[${names[0]}]}/config.sha256")" cross="$CROSS" \
+		config_sha256="${config_sha[${names[0]}]}" cross="$CROSS" \
 		kernel_version="$(for n in "${names[@]}"; do kernel_version_of "$n"; done | sort -uV | paste -sd' ')" \
 		initramfs_sha256="$(sha256sum "$base" | cut -d' ' -f1)" \
 		qemu="$("$qemu_used" --version | head -n 1)" qemu_binary="$qemu_used" \
@@ -466,11 +468,8 @@ start_boot() {
 }
 
 # What every cell.json of a variant shares, read once rather than per boot.
-declare -A series_sha=() config_sha=()
-for n in "${names[@]}"; do
-	series_sha[$n]=$(record get "$KERNELS_DIR/$n/build.json" series_sha256)
-	config_sha[$n]=$(cat "${config_of[$n]}/config.sha256")
-done
+declare -A series_sha=()
+for n in "${names[@]}"; do series_sha[$n]=$(record get "$KERNELS_DIR/$n/build.json" series_sha256); done
 
 # reap_boot: wait for one boot to end; sets REAPED (its plan entry) and
 # REAPED_RC. A boot the host could not keep (a full disk) is discarded

@@ -85,9 +85,15 @@ plan_steps() {
 		die "STEPS=each: '$patched_name' adds no patch to '$base_name' (its series directories beyond the baseline's: $(steps_labels "${patched_dirs[@]:${#base_dirs[@]}}"))"
 	# The last step is the patched variant as given.
 	STEP_NAMES[-1]=$patched_name STEP_SPECS[-1]=$patched_spec STEP_PARTIAL[-1]=
+	check_step_names "$base_name" "$patched_name"
+}
+
+# check_step_names BASE_NAME PATCHED_NAME: no step takes the baseline's name.
+check_step_names() {
+	local name
 	for name in "${STEP_NAMES[@]}"; do
-		[ "$name" != "$base_name" ] ||
-			die "STEPS=each: a step of '$patched_name' would be called '$name', the baseline's name; rename one of them"
+		[ "$name" != "$1" ] ||
+			die "STEPS=each: a step of '$2' would be called '$name', the baseline's name; rename one of them"
 	done
 }
 
@@ -96,7 +102,7 @@ plan_steps() {
 # commits of KSRC, the baseline's an ancestor of the patched one's, with
 # the same series directories. One step a commit, first parents only.
 plan_commit_steps() {
-	local base_name=$1 base_source=$2 base_count=$3 patched_spec=$4 c commit
+	local base_name=$1 base_source=$2 base_count=$3 patched_spec=$4 commit
 	local -a commits
 	case $base_source:$VARIANT_SOURCE in
 	git:*:git:*) ;;
@@ -119,10 +125,7 @@ plan_commit_steps() {
 		previous=$VARIANT_NAME.$k
 	done
 	STEP_NAMES[-1]=$VARIANT_NAME STEP_SPECS[-1]=$patched_spec
-	for c in "${STEP_NAMES[@]}"; do
-		[ "$c" != "$base_name" ] ||
-			die "STEPS=each: a step of '$VARIANT_NAME' would be called '$c', the baseline's name; rename one of them"
-	done
+	check_step_names "$base_name" "$VARIANT_NAME"
 }
 
 # steps_labels DIR...: the directories' labels, space-separated.
