@@ -18,8 +18,11 @@
  * zram device of the same size, which the driver adds through zram's
  * control directory (-z, default /sys/class/zram-control) and removes at
  * the end, and each of the W writers has the N mappings (W times N vmas in
- * all), reads them in and writes the whole device with O_DIRECT, in a
- * loop.  The second process maps and unmaps one page of the device.
+ * all), reads the first page of each (fault-around maps the pages around
+ * it too) and writes the whole device with O_DIRECT, in a loop.  The
+ * unmap walks every page table entry of every vma's range, populated or
+ * not, so one page a mapping makes a short read-in for a long unmap.  The
+ * second process maps and unmaps one page of the device.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -191,10 +194,11 @@ static void zram_remove(int id)
 }
 
 /*
- * A writer: read every page of its mappings in (from the page cache, or
- * from the device when a write has just invalidated it), then overwrite
- * the whole device with one direct-I/O write, which unmaps the device's
- * pages from every writer's mappings first.  A concurrent writer's
+ * A writer: read the first page of each of its mappings in (from the page
+ * cache, or from the device when a write has just invalidated it), then
+ * overwrite the whole device with one direct-I/O write, which unmaps the
+ * device's pages from every writer's mappings first.  The buffer is left
+ * zero, which zram stores without compressing.  A concurrent writer's
  * read-in can map a page again before the write's second invalidation,
  * which then fails, and the kernel logs a page cache invalidation failure
  * on direct I/O: expected here.
@@ -202,20 +206,16 @@ static void zram_remove(int id)
 static void write_loop(int fd, char **maps, int n, size_t len,
 		       struct writer_counts *counts, int me)
 {
-	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
 	char *buf = mm_map_anon(len);
 	volatile char sink;
-	size_t off;
 	ssize_t done;
 	int i;
 
-	mm_touch(buf, len);
 	while (!mm_stop) {
-		for (i = 0; i < n && !mm_stop; i++)
-			for (off = 0; off < len; off += pg) {
-				sink = ((volatile char *)maps[i])[off];
-				counts->pages[me]++;
-			}
+		for (i = 0; i < n && !mm_stop; i++) {
+			sink = *(volatile char *)maps[i];
+			counts->pages[me]++;
+		}
 		if (mm_stop)
 			break;
 		done = pwrite(fd, buf, len, 0);
