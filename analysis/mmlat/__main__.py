@@ -3,7 +3,7 @@ import argparse
 import os
 import sys
 
-from . import calibrate, load, report, stats
+from . import calibrate, endpoints, load, report, stats
 
 
 def main(argv=None):
@@ -58,14 +58,20 @@ def main(argv=None):
     bad = report.compare_worse(s)
     for c in bad:
         pct = report.pct_text(c)
-        print("WORSE: %s %s %s %s%s, interval %s, Holm p %.2g" % (
+        print("WORSE: %s %s %s %s%s, margin %s, decision interval %s %%" % (
             c.workload, c.endpoint, report.delta_text(c.delta, c.spec), c.spec.unit,
-            "" if pct == "-" else " (%s %%)" % pct, report.interval_text(c), c.p_holm))
+            "" if pct == "-" else " (%s %%)" % pct, report.margin_text(c.margin),
+            report.decision_interval_text(c)))
     if report.failed_boots(s):
         print("note: %d failed boots" % len(report.failed_boots(s)))
-    print("compare: %s (%s, %s over %d primary endpoints, alpha %g)" % (
-        "FAIL" if bad else "ok", s["gate"]["test"], s["gate"]["correction"],
-        s["gate"]["family"], s["gate"]["alpha"]))
+    verdicts = [c.verdict for ws in s["workloads"].values() for c in report.comparisons_of(ws)
+                if c.primary]
+    counts = ", ".join("%d %s" % (verdicts.count(v), v) for v in (
+        endpoints.WORSE, endpoints.BETTER, endpoints.SAME, endpoints.INCONCLUSIVE,
+        endpoints.NO_TEST) if verdicts.count(v))
+    print("compare: %s (%s; %s against margins, %s over %d primary endpoints, alpha %g)" % (
+        "FAIL" if bad else "ok", counts or "no primary endpoint", s["gate"]["test"],
+        s["gate"]["correction"], s["gate"]["family"], s["gate"]["alpha"]))
     return 1 if bad else 0
 
 

@@ -1,6 +1,6 @@
 """Statistics on latency samples given as histograms {value: count} or raw
 arrays; the tests that compare per-boot values of two variants (Welch's t
-on logs, against a margin, a permutation test, Holm's adjustment) and the
+on logs, against a margin, a permutation test) and the
 distributions they need (t, normal); the boot bootstrap of intervals and
 CCDF bands."""
 import itertools
@@ -260,30 +260,9 @@ def permutation_log(base, patched, rng, exact_limit=20000, n_random=4000):
     return p, observed
 
 
-# The family-wise error rate the verdicts keep: `make compare` is a gate.
+# The family-wise error rate the verdicts keep (sequential.py: Holm over
+# the primary endpoints): `make compare` is a gate.
 ALPHA = 0.05
-
-
-def holm(p):
-    """Holm's step-down adjustment of p values along the last axis: reject
-    where the adjusted p is below alpha, and the family-wise error rate is
-    at most alpha.  NaN (no test) counts as 1, and counts in the family."""
-    p = np.nan_to_num(np.asarray(p, dtype=float), nan=1.0)
-    m = p.shape[-1]
-    order = np.argsort(p, axis=-1, kind="stable")
-    ranked = np.take_along_axis(p, order, axis=-1) * (m - np.arange(m))
-    adjusted = np.minimum(np.maximum.accumulate(ranked, axis=-1), 1.0)
-    out = np.empty_like(adjusted)
-    np.put_along_axis(out, order, adjusted, axis=-1)
-    return out
-
-
-def holm_worse(p, t_worse, alpha=ALPHA):
-    """Which tests the gate calls worse: Holm-adjusted p below alpha (over
-    the last axis, the whole family) and t_worse > 0, t oriented so that
-    positive is worse.  The one decision rule of the report, `make
-    compare` and the simulation that checks it."""
-    return (holm(p) < alpha) & (np.nan_to_num(t_worse) > 0)
 
 
 def geometric_mean(values):

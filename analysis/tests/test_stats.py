@@ -42,6 +42,9 @@ def test_permutation_resolution_is_two_over_the_splits():
     # 5 boots a side, fully separated: 2 of the 252 splits are as extreme
     p, d = stats.permutation_log([1.0, 2, 3, 4, 5], [10.0, 20, 30, 40, 50], None)
     assert p == pytest.approx(2 / 252) and d > 0
+    # why the verdicts use Welch: that smallest p never passes Holm's first
+    # level over the 18 primary endpoints of the default workloads
+    assert p > stats.ALPHA / 18
 
 
 def test_normal_and_t_tails_and_quantiles():
@@ -86,15 +89,6 @@ def test_margin_tests_are_the_interval_inside_a_region():
     d, se, df = stats.welch_log_parts(base, base[::-1] * 1.1)
     assert min(stats.margin_tests(d, se, df, margin)) > 0.05
     assert np.isnan(stats.margin_tests(np.nan, np.nan, np.nan, margin)).all()
-
-
-def test_holm_step_down():
-    adjusted = stats.holm([0.01, 0.04, 0.03, 0.005])
-    assert adjusted == pytest.approx([0.03, 0.06, 0.06, 0.02])
-    # no test counts as p 1, and as one more test in the family
-    assert stats.holm([0.02, np.nan]) == pytest.approx([0.04, 1.0])
-    worse = stats.holm_worse([0.001, 0.001, 0.5], [2.0, -2.0, 1.0])
-    assert worse.tolist() == [True, False, False]
 
 
 def test_boot_interval_covers_the_shift_and_needs_boots():
