@@ -276,6 +276,17 @@ def compared_variants(run, baseline=None, patched=None):
     return baseline, patched
 
 
+def primary_comparisons(run, baseline, patched):
+    """The primary endpoints of every workload, compared boot by boot with
+    no interval: what REPEAT=auto's rule reads between rounds."""
+    out = []
+    for w in load.workloads(run):
+        by_boot = {boot: sides(run, baseline, patched, w, boot) for boot in load.BOOTS}
+        out += [c for c in (endpoints.compare(w, e, True, *by_boot[e.boot], n_resamples=0)
+                            for e in endpoints.primary(w)) if c.base or c.patched]
+    return out
+
+
 def config_diff_lines(d):
     """The header's account of a comparison across configs (CROSS=yes)."""
     if not d:

@@ -254,6 +254,32 @@ def test_repeat_auto_replays_its_looks_and_names_the_demoted(tmp_path, capsys):
     assert re.search(r"^compare: FAIL \(\d+ worse, .*Holm over 8 primary endpoints", out, re.M)
 
 
+def test_look_tells_the_orchestrator_whether_to_boot_again(tmp_path, capsys):
+    r = make_run(str(tmp_path / "look"), shift=25, repeats=6, failed=False)
+    assert main(["look", r, "--repeats", "4", "--spent", "0.4"]) == 0
+    out, err = capsys.readouterr()
+    answer = json.loads(out)
+    assert err.startswith("look 1 (4 repeats, 40 % of the budget): ")
+    assert answer["progress"] == err.strip() and answer["look"] == 1
+    # the fake windows never vary: those endpoints stay open (no test),
+    # and their traced boots are what another round needs
+    assert answer["another_round"] and "munmap zap-path window" in answer["open"]
+    assert "traced" in answer["needs"]["munmap"]
+    assert set(answer["verdicts"]) == {"%s %s" % (w, e.name) for w in ("munmap", "fork")
+                                       for e in endpoints.primary(w)}
+    # the budget spent: no other round, the open ones are final
+    meta_path = os.path.join(r, "meta.json")
+    json.dump(dict(json.load(open(meta_path)), looks=[{"repeats": 4, "spent": 0.4}]),
+              open(meta_path, "w"))
+    assert main(["look", r, "--repeats", "6", "--spent", "1"]) == 0
+    answer = json.loads(capsys.readouterr()[0])
+    assert answer["look"] == 2 and not answer["another_round"]
+    assert answer["verdicts"]["munmap zap-path window"] == "n/a"
+    # a look must add repeats
+    assert main(["look", r, "--repeats", "4", "--spent", "0.5"]) == 2
+    assert "looks must add repeats" in capsys.readouterr()[1]
+
+
 def test_refuse_mixed_accel(tmp_path, capsys):
     r = make_run(str(tmp_path / "mixed"), accel=("tcg", "kvm"), repeats=2)
     assert main(["compare", r, "--resamples", "50"]) == 3
