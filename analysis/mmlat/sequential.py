@@ -160,25 +160,22 @@ def claims(p_higher, p_lower, p_same):
     return np.argmin(p, axis=-1), np.min(p, axis=-1)
 
 
-def holm_looks(claim_p, levels, active=None):
+def holm_looks(claim_p, levels):
     """Holm over looks, on arrays: claim_p (..., looks, m), each endpoint's
     claim p at each look; levels: level_table (m + 1, looks).  A run (the
-    leading axes) stops at the first look where every endpoint is decided;
-    active (..., looks), when given, ends it earlier (the caller has no
-    more looks for it).  Returns (decided_at, level): per endpoint the
-    look it was decided at (-1: open) and the level of its decision
-    interval (for an open endpoint, of its run's last look)."""
+    leading axes) stops at the first look where every endpoint is decided.
+    Returns (decided_at, level): per endpoint the look it was decided at
+    (-1: open) and the level of its decision interval (for an open
+    endpoint, of its run's last look)."""
     claim_p = np.asarray(claim_p, dtype=float)
     *lead, n_looks, m = claim_p.shape
     p = claim_p.reshape(-1, n_looks, m)
     runs = p.shape[0]
-    act = (np.ones((runs, n_looks), bool) if active is None
-           else np.asarray(active, bool).reshape(runs, n_looks))
     decided_at = np.full((runs, m), -1)
     level = np.zeros((runs, m))
     rows = np.arange(runs)
     for k in range(n_looks):
-        live = act[:, k] & (decided_at < 0).any(axis=1)
+        live = (decided_at < 0).any(axis=1)
         while True:
             open_ = decided_at < 0
             n_open = open_.sum(axis=1)
