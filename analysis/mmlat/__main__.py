@@ -1,23 +1,30 @@
-"""python3 -m mmlat {report,compare,summary,calibrate} RUN_DIR"""
+"""python3 -m mmlat {report,compare,summary,calibrate,look} RUN_DIR"""
 import argparse
+import json
 import os
 import sys
 
-from . import calibrate, load, report, stats
+from . import calibrate, endpoints, load, report, sequential, stats
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="mmlat")
     sub = ap.add_subparsers(dest="cmd", required=True)
-    for name in ("report", "compare", "summary", "calibrate"):
+    for name in ("report", "compare", "summary", "calibrate", "look"):
         p = sub.add_parser(name)
         p.add_argument("run_dir")
         if name not in ("summary", "calibrate"):
             p.add_argument("--baseline")
             p.add_argument("--patched")
+        if name in ("report", "compare"):
             p.add_argument("--resamples", type=int, default=2000)
             p.add_argument("--conf", type=float, default=0.95)
             p.add_argument("--seed", type=int, default=1)
+        if name == "look":
+            # REPEAT=auto between rounds: the looks meta.json records, then
+            # this one (sequential.Look)
+            p.add_argument("--repeats", type=int, required=True)
+            p.add_argument("--spent", type=float, required=True)
         if name == "report":
             p.add_argument("--no-plots", action="store_true")
     a = ap.parse_args(argv)
@@ -42,6 +49,8 @@ def main(argv=None):
         return 0
     a.baseline = load.variant_named(run, a.baseline)
     a.patched = load.variant_named(run, a.patched)
+    if a.cmd == "look":
+        return look(run, a)
     kw = dict(n_resamples=a.resamples, conf=a.conf, seed=a.seed)
     try:
         if a.cmd == "report":
@@ -58,15 +67,39 @@ def main(argv=None):
     bad = report.compare_worse(s)
     for c in bad:
         pct = report.pct_text(c)
-        print("WORSE: %s %s %s %s%s, interval %s, Holm p %.2g" % (
+        print("WORSE: %s %s %s %s%s, margin %s, decision interval %s %%" % (
             c.workload, c.endpoint, report.delta_text(c.delta, c.spec), c.spec.unit,
-            "" if pct == "-" else " (%s %%)" % pct, report.interval_text(c), c.p_holm))
+            "" if pct == "-" else " (%s %%)" % pct, report.margin_text(c.margin),
+            report.decision_interval_text(c)))
     if report.failed_boots(s):
         print("note: %d failed boots" % len(report.failed_boots(s)))
-    print("compare: %s (%s, %s over %d primary endpoints, alpha %g)" % (
-        "FAIL" if bad else "ok", s["gate"]["test"], s["gate"]["correction"],
-        s["gate"]["family"], s["gate"]["alpha"]))
+    verdicts = [c.verdict for ws in s["workloads"].values() for c in report.comparisons_of(ws)
+                if c.primary]
+    counts = ", ".join("%d %s" % (verdicts.count(v), v) for v in (
+        endpoints.WORSE, endpoints.BETTER, endpoints.SAME, endpoints.INCONCLUSIVE,
+        endpoints.NO_TEST) if verdicts.count(v))
+    print("compare: %s (%s; %s against margins, %s over %d primary endpoints, alpha %g)" % (
+        "FAIL" if bad else "ok", counts or "no primary endpoint", s["gate"]["test"],
+        s["gate"]["correction"], s["gate"]["family"], s["gate"]["alpha"]))
     return 1 if bad else 0
+
+
+def look(run, a):
+    """REPEAT=auto's rule after a round: prints the progress line to stderr
+    and sequential.Round.as_dict() as JSON to stdout; exits 2 on a look
+    that is no look (no repeats added to meta.json's, spent outside (0,
+    1])."""
+    try:
+        looks = [sequential.Look.from_dict(d) for d in run["meta"].get("looks") or []]
+        rnd = endpoints.decide(report.primary_comparisons(
+            run, *report.compared_variants(run, a.baseline, a.patched)),
+            looks + [sequential.Look(a.repeats, a.spent)])
+    except ValueError as e:
+        print("mmlat: %s" % e, file=sys.stderr)
+        return 2
+    print(rnd.progress(), file=sys.stderr)
+    print(json.dumps(rnd.as_dict(), sort_keys=True))
+    return 0
 
 
 if __name__ == "__main__":

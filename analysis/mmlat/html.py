@@ -15,6 +15,7 @@ th, td { border: 1px solid #bbb; padding: 0.15em 0.5em; text-align: right; }
 th.left, td.left { text-align: left; }
 tr.workload td { background: #eee; font-weight: bold; text-align: left; }
 td.worse { background: #f4c7c3; } td.better { background: #c8e6c9; }
+td.same { background: #dde7f0; } td.inconclusive { background: #fff3c4; }
 tr.failed td { background: #f4c7c3; }
 img { max-width: 100%; }
 pre { font-size: 85%; background: #f8f8f8; padding: 0.5em; overflow-x: auto; }
@@ -28,28 +29,35 @@ def _cells(values, tag="td", cls=None):
 
 def headline_table(s):
     """The headline of report.txt as a table: a row per primary endpoint,
-    grouped by workload, the verdict coloured."""
+    grouped by workload, with its margin, the verdict coloured, the
+    decision interval, what would settle an inconclusive one and the
+    boot bootstrap interval of the change in the unit."""
     labels = report.short_labels(s)
-    rows = ["<tr>%s</tr>" % (_cells(["endpoint"], "th", "left") + _cells(
-        [labels["baseline"], labels["patched"], "delta", "%", "verdict",
-         "%d%% interval" % round(s["gate"]["conf"] * 100)], "th"))]
+    heads = [labels["baseline"], labels["patched"], "delta", "%", "margin", "verdict",
+             "decision interval %", "boots a side to settle",
+             "%d%% interval (bootstrap)" % round(s["gate"]["conf"] * 100)]
+    rows = ["<tr>%s</tr>" % (_cells(["endpoint"], "th", "left") + _cells(heads, "th"))]
     for w, ws in s["workloads"].items():
         n = ws["n_cells"]
-        rows.append('<tr class="workload"><td colspan="7">%s (clean %d+%d, traced %d+%d '
-                    "boots)</td></tr>" % (html.escape(w), n["clean"]["baseline"],
-                                          n["clean"]["patched"], n["traced"]["baseline"],
-                                          n["traced"]["patched"]))
+        rows.append('<tr class="workload"><td colspan="%d">%s (clean %d+%d, traced %d+%d '
+                    "boots)</td></tr>" % (len(heads) + 1, html.escape(w),
+                                          n["clean"]["baseline"], n["clean"]["patched"],
+                                          n["traced"]["baseline"], n["traced"]["patched"]))
         for c in report.comparisons_of(ws):
             if not c.primary:
                 continue
             e = c.spec
             verdict = '<td class="%s">%s</td>' % (c.verdict, html.escape(c.verdict))
+            more = "" if c.verdict != "inconclusive" else (
+                "out of reach" if c.more_boots is None else "+%d" % c.more_boots)
             rows.append("<tr>%s%s%s%s</tr>" % (
                 _cells([report.headline_label(e)], cls="left"),
                 _cells([report.value_text(c.base_gmean, e, report.floored(c.base, e)),
                         report.value_text(c.patched_gmean, e, report.floored(c.patched, e)),
-                        report.delta_text(c.delta, e), report.pct_text(c)]),
-                verdict, _cells([report.interval_text(c)])))
+                        report.delta_text(c.delta, e), report.pct_text(c),
+                        report.margin_text(c.margin)]),
+                verdict, _cells([report.decision_interval_text(c), more,
+                                 report.interval_text(c)])))
     return "<table>%s</table>" % "\n".join(rows)
 
 
@@ -78,8 +86,9 @@ def render_html(s, txt, out_dir):
     parts = ["<!DOCTYPE html>", '<html><head><meta charset="utf-8">',
              "<title>%s</title><style>%s</style></head><body>" % (html.escape(title), STYLE),
              "<h1>%s</h1>" % html.escape(title),
-             "<h2>Primary endpoints</h2>", headline_table(s),
-             "<p>%s</p>" % html.escape(" ".join(report.method_lines(s)))]
+             "<h2>Primary endpoints</h2>", headline_table(s)]
+    parts += ["<p>%s</p>" % html.escape(" ".join(lines)) for lines in (
+        report.demoted_lines(s), report.method_lines(s)) if lines]
     parts.append("<h2>Plots</h2>")
     for name in s["plots"]:
         parts.append('<figure><img alt="%s" src="data:image/png;base64,%s">'

@@ -181,7 +181,7 @@ def _comparison(s, w, name):
 def fig_summary(s):
     """cyclictest max and p99.9 per workload, each side's geometric mean
     over its boots; the patched bar carries the interval of the
-    difference and its verdict when it has one."""
+    difference and its verdict when decided (better, worse, same)."""
     ws = list(s["workloads"])
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.5))
     x = np.arange(len(ws))
@@ -196,7 +196,8 @@ def fig_summary(s):
         ax.bar(x + 0.2, patched, 0.4, yerr=err, color=COLORS["patched"],
                label=s["patched"], capsize=3)
         for xi, c, v in zip(x, cs, patched):
-            if c.verdict and c.verdict != endpoints.NO_CHANGE and not np.isnan(v):
+            decided = c.verdict in (endpoints.WORSE, endpoints.BETTER, endpoints.SAME)
+            if decided and not np.isnan(v):
                 ax.annotate(c.verdict, (xi + 0.2, v), ha="center", va="bottom", fontsize=7)
         ax.set_xticks(x)
         # a sweep's entries are long: slanted, they stay apart

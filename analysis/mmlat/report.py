@@ -6,7 +6,8 @@ import statistics
 import textwrap
 from dataclasses import asdict
 
-from . import attribute, calibrate, configdiff, endpoints, load, locks, stats, steps, sweep
+from . import (attribute, calibrate, configdiff, endpoints, load, locks, sequential, stats,
+               steps, sweep)
 
 TRACERS = load.TRACERS
 # Which boot kind each figure comes from: tracing changes what it
@@ -264,6 +265,28 @@ def compare_workload(w, by_boot, n_resamples, conf, seed):
     return [c for c in out if c.base or c.patched]
 
 
+def compared_variants(run, baseline=None, patched=None):
+    """The two sides: as given, else `baseline` and `patched` when present,
+    else the first and last variant found."""
+    vs = load.variants(run)
+    if baseline is None:
+        baseline = "baseline" if "baseline" in vs else (vs[0] if vs else None)
+    if patched is None:
+        patched = "patched" if "patched" in vs else (vs[-1] if vs else None)
+    return baseline, patched
+
+
+def primary_comparisons(run, baseline, patched):
+    """The primary endpoints of every workload, compared boot by boot with
+    no interval: what REPEAT=auto's rule reads between rounds."""
+    out = []
+    for w in load.workloads(run):
+        by_boot = {boot: sides(run, baseline, patched, w, boot) for boot in load.BOOTS}
+        out += [c for c in (endpoints.compare(w, e, True, *by_boot[e.boot], n_resamples=0)
+                            for e in endpoints.primary(w)) if c.base or c.patched]
+    return out
+
+
 def config_diff_lines(d):
     """The header's account of a comparison across configs (CROSS=yes)."""
     if not d:
@@ -283,11 +306,7 @@ def build(run, baseline=None, patched=None, n_resamples=2000, conf=0.95, seed=1)
     the boot kind FIGURE_BOOT names; the per-boot comparisons of every
     endpoint, with the verdicts of the primary ones (one Holm family over
     the whole report)."""
-    vs = load.variants(run)
-    if baseline is None:
-        baseline = "baseline" if "baseline" in vs else (vs[0] if vs else None)
-    if patched is None:
-        patched = "patched" if "patched" in vs else (vs[-1] if vs else None)
+    baseline, patched = compared_variants(run, baseline, patched)
     aa = baseline == patched
     s = {"run_dir": run["dir"], "baseline": baseline, "patched": patched,
          "aa_mode": aa, "meta": run["meta"], "figure_boot": FIGURE_BOOT,
@@ -343,9 +362,11 @@ def build(run, baseline=None, patched=None, n_resamples=2000, conf=0.95, seed=1)
         ws["comparisons"] = compare_workload(w, by_boot, n_resamples, conf, seed)
         every += ws["comparisons"]
         s["workloads"][w] = ws
-    family = endpoints.decide(every)
-    s["gate"] = asdict(endpoints.Gate(family=family, conf=conf, n_resamples=n_resamples,
-                                      seed=seed))
+    looks = endpoints.looks_of(run["meta"], [c for c in every if c.primary])
+    rnd = endpoints.decide(every, looks)
+    s["gate"] = asdict(endpoints.Gate(family=len(rnd.outcomes),
+                                      looks=[lk.as_dict() for lk in looks], conf=conf,
+                                      n_resamples=n_resamples, seed=seed))
     for ws in s["workloads"].values():
         ws["comparisons"] = [c.as_dict() for c in ws["comparisons"]]
     s["sweeps"] = sweep.to_summary(sweep.build(run, FIGURE_BOOT))
@@ -502,10 +523,9 @@ def pct_text(c):
     return "%+.*f" % (0 if abs(c.delta_pct) >= 1000 else 1, c.delta_pct)
 
 
-# A comparison's row, in the headline and the detailed tables: endpoint,
-# baseline, patched, delta, %, verdict, and the interval last, as wide as
-# it needs: 17 columns fit 80, [-1234, +123.4].
-ROW = "  %-20s %8s %8s %7s %6s %-6s %s"
+# A comparison's row in the detailed tables: endpoint, baseline, patched,
+# delta, %, and the interval last, as wide as it needs.
+ROW = "  %-20s %8s %8s %7s %6s %s"
 
 
 def headline_label(e):
@@ -525,28 +545,96 @@ def comparison_cells(c):
 
 
 def comparison_row(c, label):
-    base, patched, delta, pct, interval = comparison_cells(c)
-    return ROW % (label, base, patched, delta, pct, c.verdict, interval)
+    return ROW % ((label,) + comparison_cells(c))
+
+
+# A row of the headline: endpoint, baseline, patched, change in %, margin,
+# verdict, and the decision interval of the change in % last: 15 columns
+# fit 80, [-92.7, -88.1].  The units are in the heading.
+HEADLINE_ROW = "  %-17s %8s %8s %6s %6s %-12s %s"
+
+
+def headline_name(e):
+    """An endpoint as the headline's rows name it, the unit in the heading."""
+    return "cyclictest %s" % e.of if e.kind == "latency" else detail_label(e)
+
+
+def margin_text(m):
+    """A margin as the headline prints it: 10%, or x2 from a factor 2 on."""
+    if m is None:
+        return "-"
+    return "x%g" % (1 + m) if m >= 1 else "%g%%" % round(100 * m, 1)
+
+
+def relative_text(r):
+    """A relative change (0.1: +10 %) in %, in as few columns as it needs:
+    a decimal below 100 %, none below 1000 %, a factor above."""
+    pct = 100 * r
+    if abs(pct) < 99.95:
+        return "%+.1f" % pct
+    return "%+.0f" % pct if pct < 999.5 else "x%.3g" % (1 + r)
+
+
+def decision_interval_text(c):
+    if c.dlo is None:
+        return "-"
+    return "[%s, %s]" % (relative_text(c.dlo), relative_text(c.dhi))
+
+
+def headline_row(c):
+    e = c.spec
+    below = floored(c.base, e), floored(c.patched, e)
+    return HEADLINE_ROW % (headline_name(e), value_text(c.base_gmean, e, below[0]),
+                           value_text(c.patched_gmean, e, below[1]), pct_text(c),
+                           margin_text(c.margin), c.verdict, decision_interval_text(c))
+
+
+def settle_lines(s):
+    """Under the headline: what would likely settle each inconclusive
+    endpoint (Comparison.more_boots)."""
+    items = []
+    for w, ws in s["workloads"].items():
+        for c in comparisons_of(ws):
+            if c.primary and c.verdict == endpoints.INCONCLUSIVE:
+                items.append("%s %s %s" % (w, c.endpoint, "out of reach" if c.more_boots is None
+                                           else "+%d" % c.more_boots))
+    if not items:
+        return []
+    return textwrap.wrap("Inconclusive: the boots a side more that would likely settle it, "
+                         "if the change and spread are as observed: " + ", ".join(items) + ".",
+                         80, break_on_hyphens=False)
+
+
+def demoted_lines(s):
+    """Under the headline: the endpoints a workload would have as primary
+    that the report keeps exploratory (endpoints.Demoted), and why."""
+    items = ["%s %s (%s)" % (w, d.endpoint, d.why) for w in s["workloads"]
+             for d in endpoints.demoted(w)
+             if any(c["endpoint"] == d.endpoint for c in s["workloads"][w]["comparisons"])]
+    if not items:
+        return []
+    return textwrap.wrap("Exploratory, no margin that matters in reach: " + "; ".join(items)
+                         + ".", 80, break_on_hyphens=False)
 
 
 def headline(s):
     """What a cover letter quotes: per workload each primary endpoint,
-    both sides (geometric mean of the per-boot values), the difference
-    absolute and in %, the corrected verdict and the interval; then the
-    method in a sentence."""
+    both sides (geometric mean of the per-boot values), the change in %,
+    its margin, the verdict and its decision interval; then what would
+    settle the inconclusive ones, the demoted endpoints and the method."""
     labels = short_labels(s)
-    g = s["gate"]
-    L = ["%s vs %s: primary endpoints, per boot (geometric mean over boots)"
-         % (labels["baseline"], labels["patched"]),
-         ROW % ("", labels["baseline"][:8], labels["patched"][:8], "delta", "%",
-                "verdict", "%d%% interval" % round(g["conf"] * 100))]
+    L = textwrap.wrap("%s vs %s: primary endpoints per boot, geometric means (us, pages/s)"
+                      % (labels["baseline"], labels["patched"]), 80, break_on_hyphens=False)
+    L.append(HEADLINE_ROW % ("", labels["baseline"][:8], labels["patched"][:8], "change",
+                             "margin", "verdict", "interval %"))
     for w, ws in s["workloads"].items():
         n = ws["n_cells"]
         L.append("%s (clean %d+%d, traced %d+%d boots)" % (
             w, n["clean"]["baseline"], n["clean"]["patched"],
             n["traced"]["baseline"], n["traced"]["patched"]))
-        L += [comparison_row(c, headline_label(c.spec)) for c in comparisons_of(ws) if c.primary]
-    return L + [""] + method_lines(s)
+        L += [headline_row(c) for c in comparisons_of(ws) if c.primary]
+    notes = settle_lines(s) + demoted_lines(s)
+    return L + ([""] + notes if notes else []) + [""] + method_lines(s)
 
 
 def _overhead(s):
@@ -577,20 +665,39 @@ def accel_text(m):
     return "%s, %d vCPUs%s" % (accel, smp, " (QEMU %s)" % ver.group(1) if ver else "")
 
 
+def looks_text(g):
+    """How many boots the verdicts saw: REPEAT, or REPEAT=auto's looks."""
+    looks = g["looks"] or []
+    if len(looks) <= 1:
+        return ""
+    return (" Sequential (REPEAT=auto): %d looks at %s repeats, %s of the budget used, "
+            "Lan-DeMets %s alpha spending over the looks, Holm's levels recomputed "
+            "as endpoints are decided (Maurer-Bretz)." % (
+                len(looks), "/".join(str(lk["repeats"]) for lk in looks),
+                "%d %%" % round(100 * looks[-1]["spent"]),
+                sequential.SPENDING_TITLE[g["spending"]]))
+
+
 def method_lines(s):
     """The method in one line (kernel, config, accelerator, boots, duration,
     window overhead), then how the verdicts were reached, both wrapped at
     80 columns."""
     m, g = s["meta"], s["gate"]
     config = m.get("config_sha256") or "-"
+    looks = g["looks"] or []
+    # REPEAT=auto: the repeats its last look saw
+    repeat = looks[-1]["repeats"] if len(looks) > 1 else m.get("repeat")
     method = "Method: %s, config %s, %s, %s x %s s boots a side, %s." % (
         m.get("kernel_version") or m.get("kernel") or "-", config[:12],
-        accel_text(m), m.get("repeat") or "-",
+        accel_text(m), repeat or "-",
         m.get("duration_s") or m.get("duration") or "-", _overhead(s))
     verdict = ("Latency and work from clean boots, windows from traced ones. "
-               "Verdict: %s, %s over the %d primary endpoints, %g; n/a: under 2 "
-               "boots a side or no spread. Interval: %d %% %s." % (
-                   g["test"], g["correction"], g["family"], g["alpha"],
+               "Verdict: %s against each endpoint's margin (better/worse: the whole "
+               "interval beyond it, same: within it, TOST; else inconclusive), %s over "
+               "the %d primary endpoints at %g; the decision interval is the Welch "
+               "interval at the endpoint's Holm level; n/a: under 2 boots a side or no "
+               "spread.%s Detailed tables: %d %% %s interval." % (
+                   g["test"], g["correction"], g["family"], g["alpha"], looks_text(g),
                    round(g["conf"] * 100), g["interval"]))
     return (textwrap.wrap(method, 80, break_on_hyphens=False)
             + textwrap.wrap(verdict, 80, break_on_hyphens=False))
@@ -606,16 +713,16 @@ def detail_label(e):
 
 
 def per_boot_table(ws, labels, kinds, heading):
-    """The comparisons of endpoints of the given kinds: primary with their
-    verdict, exploratory with an interval only."""
+    """The comparisons of endpoints of the given kinds, each with its
+    interval; a primary one (*) has its verdict in the headline."""
     order = list(endpoints.ENDPOINTS)
     rows = sorted((c for c in comparisons_of(ws) if c.spec.kind in kinds),
                   key=lambda c: order.index(c.endpoint))
     if not rows:
         return []
-    return [heading, ROW % ("", labels["baseline"][:8], labels["patched"][:8],
-                            "delta", "%", "verdict", "interval")] + [
-        comparison_row(c, detail_label(c.spec)) for c in rows]
+    return [heading, ROW % ("(* primary)", labels["baseline"][:8], labels["patched"][:8],
+                            "delta", "%", "interval")] + [
+        comparison_row(c, ("*" if c.primary else "") + detail_label(c.spec)) for c in rows]
 
 
 def _rate(v):

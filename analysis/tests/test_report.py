@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from mmlat import endpoints, load, plot, report, stats
+from mmlat import endpoints, load, plot, report, sequential, stats
 from mmlat.__main__ import main
 
 import fakerun
@@ -154,16 +154,22 @@ def test_report_cli(worse_run, capsys):
     assert "FAILED BOOTS:" in txt
     assert "patched/fork/traced/r%d: guest timed out after 600 s" % REPEATS in txt
     assert "== munmap" in txt and "== fork" in txt
-    assert re.search(r"^  cyclictest p99\.9 us .* worse ", txt, re.M)
-    # the headline first, intervals in the unit's precision, never None
+    assert re.search(r"^  cyclictest p99\.9 +\d+ +\d+ +\+[\d.]+ +10% worse ", txt, re.M)
+    # the headline first, with each endpoint's margin and its decision
+    # interval in %, never None
     assert txt.startswith("baseline vs patched: primary endpoints")
-    assert re.search(r"^  cyclictest max us .* \[[+-]\d+, [+-]\d+\]$", txt, re.M)
+    assert re.search(r"^  cyclictest max .* 15% \w+ +\[[+-][\d.]+, [+-][\d.]+\]$", txt, re.M)
     # every fake boot has the same windows: no spread, no test, no [x, x]
-    assert re.search(r"^  zap-path max us +1000 +500\.1 +-500\.0 +-50\.0 n/a +-$",
-                     txt, re.M)
+    assert re.search(r"^  zap-path max +1000 +500\.1 +-50\.0 +10% n/a +-$", txt, re.M)
+    # the detailed tables mark the primary endpoints, the unit's interval
+    assert re.search(r"^  \*p99\.9 .* \[[+-]\d+, [+-]\d+\]$", txt, re.M)
     assert "None" not in txt
     assert "pte-lock-zap" in txt and "1000.1" in txt and "500.1" in txt
-    assert "Interval: 95 % boot bootstrap." in " ".join(txt.split())
+    method = " ".join(txt.split())
+    assert "Welch t on log per-boot values against each endpoint's margin" in method
+    assert "same: within it, TOST" in method and "Holm over the 9 primary endpoints" in method
+    assert "Detailed tables: 95 % boot bootstrap interval." in method
+    assert "Sequential" not in method
     s = json.load(open(os.path.join(worse_run, "report", "summary.json")))
     assert s["gate"]["n_resamples"] == 200
     p50 = comparison(s, "munmap", "cyclictest p50")
@@ -202,10 +208,76 @@ def test_aa_mode_compares_odd_with_even_repeats(tmp_path, capsys, even_shift):
     p999 = comparison(s, "munmap", "cyclictest p99.9")
     assert len(p999.base) == len(p999.patched) == 5
     assert p999.lo <= even_shift <= p999.hi
-    assert p999.verdict == ("worse" if even_shift else "-")
+    # A/A: no difference may be called; a 25 us shift of a 66 us p99.9 is
+    # beyond its 10 % margin
+    assert (p999.verdict == "worse") if even_shift else p999.verdict in ("same", "inconclusive")
     assert main(["compare", r, "--baseline", "baseline", "--patched", "baseline",
                  "--resamples", "200"]) == bool(even_shift)
     assert ("WORSE: munmap cyclictest p99.9" in capsys.readouterr().out) == bool(even_shift)
+
+
+def test_repeat_auto_replays_its_looks_and_names_the_demoted(tmp_path, capsys):
+    # REPEAT=auto recorded three looks in meta.json; a fourth round's boots
+    # (repeat 8) came after the last look and do not count
+    r = make_run(str(tmp_path / "auto"), shift=25, repeats=8, failed=False,
+                 workloads=("munmap", "truncate"))
+    meta_path = os.path.join(r, "meta.json")
+    meta = json.load(open(meta_path))
+    looks = [{"repeats": 3, "spent": 0.3}, {"repeats": 5, "spent": 0.5},
+             {"repeats": 7, "spent": 1.0}]
+    json.dump(dict(meta, looks=looks), open(meta_path, "w"))
+    run = load.load_run(r)
+    s = report.build(run, n_resamples=20)
+    assert s["gate"]["looks"] == looks and s["gate"]["spending"] == "pocock"
+    family = [c for ws in s["workloads"].values() for c in report.comparisons_of(ws)
+              if c.primary]
+    rnd = sequential.decide([c.series() for c in family],
+                            [sequential.Look.from_dict(d) for d in looks])
+    assert [c.verdict for c in family] == [o.verdict for o in rnd.outcomes]
+    assert [c.look for c in family] == [o.look for o in rnd.outcomes]
+    p999 = comparison(s, "munmap", "cyclictest p99.9")
+    assert p999.verdict == "worse" and p999.look in (1, 2, 3)
+    txt = report.render_txt(s)
+    assert all(len(line) <= 80 for line in txt.splitlines())
+    method = " ".join(txt.split())
+    assert "Method: 6.1.0-test, config c0ffee, tcg, 7 x 30 s boots a side" in method
+    assert ("Sequential (REPEAT=auto): 3 looks at 3/5/7 repeats, 100 % of the budget used, "
+            "Lan-DeMets Pocock-type alpha spending") in method
+    # truncate's p99.9 is exploratory, and the headline says why
+    assert "Exploratory, no margin that matters in reach: truncate cyclictest p99.9 (CV " \
+        "24.6 %" in method
+    assert not re.search(r"^  cyclictest p99\.9 ", txt[txt.index("truncate ("):], re.M)
+    assert main(["compare", r, "--resamples", "20"]) == 1
+    out = capsys.readouterr().out
+    assert re.search(r"^WORSE: munmap cyclictest p99\.9 \+\d+ us \(\+[\d.]+ %\), margin 10%, "
+                     r"decision interval \[\+[\d.]+, \+[\d.]+\] %$", out, re.M)
+    assert re.search(r"^compare: FAIL \(\d+ worse, .*Holm over 8 primary endpoints", out, re.M)
+
+
+def test_look_tells_the_orchestrator_whether_to_boot_again(tmp_path, capsys):
+    r = make_run(str(tmp_path / "look"), shift=25, repeats=6, failed=False)
+    assert main(["look", r, "--repeats", "4", "--spent", "0.4"]) == 0
+    out, err = capsys.readouterr()
+    answer = json.loads(out)
+    assert err.startswith("look 1 (4 repeats, 40 % of the budget): ")
+    assert answer["progress"] == err.strip() and answer["look"] == 1
+    # the fake windows never vary: those endpoints stay open (no test),
+    # and their traced boots are what another round needs
+    assert answer["another_round"] and "munmap zap-path window" in answer["open"]
+    assert "traced" in answer["needs"]["munmap"]
+    assert set(answer["verdicts"]) == {"%s %s" % (w, e.name) for w in ("munmap", "fork")
+                                       for e in endpoints.primary(w)}
+    # the budget spent: no other round, the open ones are final
+    meta_path = os.path.join(r, "meta.json")
+    json.dump(dict(json.load(open(meta_path)), looks=[{"repeats": 4, "spent": 0.4}]),
+              open(meta_path, "w"))
+    assert main(["look", r, "--repeats", "6", "--spent", "1"]) == 0
+    answer = json.loads(capsys.readouterr()[0])
+    assert answer["look"] == 2 and not answer["another_round"]
+    assert answer["verdicts"]["munmap zap-path window"] == "n/a"
+    # a look must add repeats
+    assert main(["look", r, "--repeats", "4", "--spent", "0.5"]) == 2
+    assert "looks must add repeats" in capsys.readouterr()[1]
 
 
 def test_refuse_mixed_accel(tmp_path, capsys):
@@ -304,6 +376,9 @@ def test_html_is_one_self_contained_file(worse_run):
     assert page.count('src="data:image/png;base64,') == len(s["plots"]) > 0
     assert not re.search(r'(src|href)="(?!data:)', page)
     assert '<td class="worse">worse</td>' in page and "cyclictest p99.9 us" in page
+    # margins, and what would settle an inconclusive endpoint
+    assert "<td>15%</td>" in page and '<td class="inconclusive">inconclusive</td>' in page
+    assert re.search(r"<td>\+\d+</td>", page)
     assert "guest timed out after 600 s" in page
     assert '<tr class="failed">' in page
     assert page.count("<tr><td class=\"left\">baseline</td>") == 2 * REPEATS * 2
@@ -311,17 +386,26 @@ def test_html_is_one_self_contained_file(worse_run):
 
 def test_figures_in_the_units_precision():
     window = endpoints.Comparison("w", "pte-lock-zap window", True, [400.0, 410.0],
-                                  [300.0, 305.0], p=0.01, t=-9.0, lo=-107.25, hi=-95.0)
+                                  [300.0, 305.0], [1, 2], [1, 2], lo=-107.25, hi=-95.0)
     assert report.interval_text(window) == "[-107.2, -95.0]"
     assert report.comparison_row(window, "zap").split()[1:5] == [
         "405.0", "302.5", "-102.5", "-25.3"]
     latency = endpoints.Comparison("w", "cyclictest max", True, [80.0, 82.0], [81.0, 81.0],
-                                   p=0.9, t=0.1, lo=-1.4, hi=1.2)
+                                   [1, 2], [1, 2], lo=-1.4, hi=1.2)
     assert report.interval_text(latency) == "[-1, +1]"
     # a side without a window of the class is a bound, not a figure
     gone = endpoints.Comparison("w", "i_mmap-lock window", True, [500.0, 510.0],
-                                [5.0, 5.0], p=1e-5, t=-50.0, lo=-505.0, hi=-495.0)
+                                [5.0, 5.0], [1, 2], [1, 2], lo=-505.0, hi=-495.0,
+                                margin=0.1, verdict="better", dlo=-0.992, dhi=-0.989)
     assert report.comparison_row(gone, "i_mmap").split()[1:5] == ["505.0", "<5", "-500.0", "-"]
+    # the headline: the change in %, the margin, the verdict and the
+    # decision interval of the relative change, in as few columns as fit
+    assert report.headline_row(gone).split() == [
+        "i_mmap-lock", "max", "505.0", "<5", "-", "10%", "better", "[-99.2,", "-98.9]"]
+    assert [report.relative_text(r) for r in (0.123, -0.5, 1.5, 9.99, 470.0)] == [
+        "+12.3", "-50.0", "+150", "+999", "x471"]
+    assert [report.margin_text(m) for m in (0.1, 0.15, 0.02, 1.0, None)] == [
+        "10%", "15%", "2%", "x2", "-"]
 
 
 def test_text_hist():
