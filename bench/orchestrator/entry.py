@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass
 
 from plan import calib, knobs, versions, workloads
-from plan.model import BOOT_KINDS, CALIB_CELL, Calibration, Plan, Round
+from plan.model import AUTO, BOOT_KINDS, CALIB_CELL, Calibration, Plan, Round
 
 from . import git, qemu, steps
 from .say import Refused, log
@@ -112,6 +112,23 @@ def calibration(values, entries):
     return Calibration(request=request, windows=windows, workloads=where)
 
 
+def repeats(values, variants):
+    """REPEAT as the plan has it, and its first round. REPEAT=auto's rule
+    compares BASELINE with PATCHED, which must be variants of the run."""
+    if values["REPEAT"] != "auto":
+        n = int(values["REPEAT"])
+        return n, [Round(index=1, first=1, last=n, reason="REPEAT=%d" % n)]
+    names = [v.name for v in variants]
+    for knob in ("BASELINE", "PATCHED"):
+        given = values[knob]
+        # a variant's name, a spec NAME=..., or a ref of KSRC, as the
+        # analysis takes them (load.variant_named)
+        if given.partition("=")[0] not in names and given not in [v.ref for v in variants]:
+            raise Refused("REPEAT=auto compares BASELINE with PATCHED, but %s='%s' is none of "
+                          "the variants (%s)" % (knob, values[knob], " ".join(names)))
+    return "auto", [AUTO.round(1)]
+
+
 def plan_run(values, steps_dir):
     """The run's Entry from the knobs' values; raises KnobError or Refused.
     steps_dir: where STEPS=each puts its partial series."""
@@ -133,12 +150,11 @@ def plan_run(values, steps_dir):
         variants = variants[:1] + stepped
     entries, sweeps = check_workloads(values)
     cal = calibration(values, entries)
-    repeat = int(values["REPEAT"])
+    repeat, rounds = repeats(values, variants)
     plan = Plan(run_id=values["RUN_ID"], variants=variants, steps=step_list, workloads=entries,
                 sweeps=sweeps, boots=list(BOOT_KINDS[:1 if values["TRACE"] == "none" else 2]),
                 trace=values["TRACE"], calibration=cal, duration_s=int(values["DURATION"]),
-                size_mib=int(values["SIZE_MIB"]), repeat=repeat,
-                rounds=[Round(index=1, first=1, last=repeat, reason="REPEAT=%d" % repeat)],
+                size_mib=int(values["SIZE_MIB"]), repeat=repeat, rounds=rounds,
                 flavor=values["FLAVOR"], cross=values["CROSS"] == "yes",
                 executor=values["EXECUTOR"])
     return Entry(plan=plan, values=values, partials=partials, untested=untested)

@@ -76,9 +76,12 @@ def check_resume(run_id, path, entry, machine, configs):
         raise Refused("run %s was measured with another SMP or QEMU; start a new RUN_ID rather "
                       "than mixing them" % run_id)
     for n, (_, sha) in configs.items():
-        if meta.configs.get(n) != sha:
+        if n in meta.configs and meta.configs[n] != sha:
             raise Refused("run %s was measured with another kernel config for '%s'; start a new "
                           "RUN_ID rather than mixing configs" % (run_id, n))
+    if (meta.plan.repeat == "auto") != (plan.repeat == "auto"):
+        raise Refused("run %s was measured with REPEAT=%s; start a new RUN_ID rather than "
+                      "mixing a fixed REPEAT with REPEAT=auto" % (run_id, meta.knobs["REPEAT"]))
     if meta.plan.trace != plan.trace:
         raise Refused("run %s was measured with another TRACE; start a new RUN_ID rather than "
                       "mixing instrumentations" % run_id)

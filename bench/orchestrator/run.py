@@ -82,8 +82,8 @@ def run(values):
         if os.path.exists(run_paths.meta):
             meta = records.check_resume(e.plan.run_id, run_paths.meta, e, mach, configs)
             log("resuming run %s" % e.plan.run_id)
-            if meta.plan.rounds != e.plan.rounds:
-                # REPEAT given anew: its one round
+            if e.plan.repeat != "auto" and meta.plan.rounds != e.plan.rounds:
+                # another REPEAT=N: its one round
                 meta.plan.rounds, meta.plan.repeat = e.plan.rounds, e.plan.repeat
                 meta.knobs["REPEAT"] = values["REPEAT"]
                 records.write_meta(run_paths, meta)
@@ -97,7 +97,7 @@ def run(values):
         boots_t0 = time.monotonic()
         sched = Scheduler(run_paths, e.plan, executor.make(e.plan.executor, run_paths.dir),
                           mach, imgs, values, {n: (configs[n][1], shas[n]) for n in names})
-        ran, total = rounds.run_rounds(sched, meta, run_paths)
+        ran, total = rounds.run_rounds(sched, meta, run_paths, values)
         if sched.host_fault:
             raise Refused("run %s stopped: %s; its complete boots are kept in %s: make room and "
                           "rerun with RUN_ID=%s to do the rest"

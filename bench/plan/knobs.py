@@ -149,8 +149,9 @@ KNOBS = (
     Knob("SIZE_MIB", "16", Integer(1, 1024), BOTH,
          "the workload's region in MiB, where its own parameter s does not set it",
          run=True, job_key="size_mib"),
-    Knob("REPEAT", "10", Integer(1, 1000), HOST,
-         "boots a side of each cell (their seeds 1..REPEAT)", run=True),
+    Knob("REPEAT", "10", Integer(1, 1000, words=("auto",)), HOST,
+         "boots a side of each cell (their seeds 1..REPEAT); auto: rounds of boots until the "
+         "rule of analysis/mmlat/sequential.py decides every primary endpoint", run=True),
     Knob("TRACE", "windows", Choice(("windows", "max", "full", "none")), BOTH,
          "the traced boots' instrument (windows: the window module); none: clean boots only",
          run=True, job_key="trace"),

@@ -147,12 +147,48 @@ class Boot(Record):
 
 @dataclass(frozen=True)
 class Round(Record):
-    """A round of boots: repeats first..last of every cell, and why it was
-    added (REPEAT=N is one round of N)."""
+    """A round of boots: repeats first..last of every cell (of the cells and
+    boot kinds needs names, when it names any), why it was added, and the
+    share of the budget used once it is done (1: the last round the budget
+    allows). REPEAT=N is one round of N; REPEAT=auto adds rounds while its
+    rule (analysis/mmlat/sequential.py) leaves a primary endpoint open,
+    and the analysis looks at the data after each (the looks its verdicts
+    replay: repeats last, budget spent)."""
     index: int
     first: int
     last: int
     reason: str
+    spent: float = 1.0
+    needs: dict[str, list[str]] = field(default_factory=dict)   # workload -> boot kinds
+
+    def boots(self, workload, kinds):
+        """The boot kinds of workload this round boots."""
+        return [k for k in kinds if not self.needs or k in self.needs.get(workload, ())]
+
+
+@dataclass(frozen=True)
+class AutoRepeat:
+    """REPEAT=auto's rounds, as analysis/mmlat/simulate.py simulated them: a
+    first look at first repeats, then a look every step more, up to budget
+    repeats (the last look spends the budget). The budget is the boots a
+    side a primary endpoint's margin must settle in to be affordable
+    (analysis/mmlat/endpoints.py)."""
+    first: int = 6
+    step: int = 2
+    budget: int = 30
+
+    def last(self, index):
+        """The repeats done after round index (1 first)."""
+        return min(self.first + (index - 1) * self.step, self.budget)
+
+    def round(self, index, needs=None, reason="REPEAT=auto"):
+        """Round index."""
+        first = 1 if index == 1 else self.last(index - 1) + 1
+        return Round(index=index, first=first, last=self.last(index), reason=reason,
+                     spent=self.last(index) / self.budget, needs=needs or {})
+
+
+AUTO = AutoRepeat()
 
 
 @dataclass
@@ -171,7 +207,7 @@ class Plan(Record):
     calibration: Calibration | None
     duration_s: int
     size_mib: int
-    repeat: int
+    repeat: int | str           # REPEAT: N, or "auto"
     rounds: list[Round]
     flavor: str
     cross: bool
@@ -204,8 +240,8 @@ class Plan(Record):
         if rnd.index == 1 and self.calibration and CALIB_CELL in self.calibration.workloads:
             out += [Boot(Cell(v, CALIB_CELL), "traced", 1, 1) for v in self.variant_names]
         for r in range(rnd.first, rnd.last + 1):
-            out += [Boot(Cell(v, w), kind, r, rnd.index)
-                    for w in self.workloads for v in self.variant_names for kind in self.boots]
+            out += [Boot(Cell(v, w), kind, r, rnd.index) for w in self.workloads
+                    for v in self.variant_names for kind in rnd.boots(w, self.boots)]
         return out
 
     def all_boots(self):

@@ -113,10 +113,11 @@ class EntryError(ValueError):
 
 
 def primary(entry):
-    """The primary endpoint names of a WORKLOADS entry (imap:n=256 is imap)
-    or the calibration cell (idle's)."""
+    """The primary endpoint names of a WORKLOADS entry (imap:n=256 is imap);
+    of a name no row has (a run's of a workload since removed), latency and
+    work."""
     name = entry.partition(":")[0]
-    return BY_NAME[name].primary if name in BY_NAME else BY_NAME["idle"].primary
+    return BY_NAME[name].primary if name in BY_NAME else LATENCY + WORK
 
 
 def check_name(what, name):
