@@ -159,8 +159,8 @@ WORKLOADS=$(echo $WORKLOADS)
 done
 # The calibration request, checked by the parser the analysis reads it with.
 if [ -n "$CALIB" ]; then
-	err=$(PYTHONPATH="$MMLAT_ROOT/analysis" "$PYTHON" -c \
-		'import sys; from mmlat.calibrate import parse_request; parse_request(sys.argv[1])' \
+	err=$(PYTHONPATH="$MMLAT_ROOT/bench" "$PYTHON" -c \
+		'import sys; from plan.calib import parse; parse(sys.argv[1])' \
 		"$CALIB" 2>&1) || die "CALIB='$CALIB': $(printf '%s' "$err" | tail -n 1)"
 	for w in $CALIB_WORKLOADS; do
 		case " calib $(echo $WORKLOADS) " in

@@ -4,7 +4,7 @@ import json
 import os
 import sys
 
-from . import calibrate, endpoints, load, report, sequential, stats
+from . import calibrate, endpoints, load, report, stats
 
 
 def main(argv=None):
@@ -20,11 +20,6 @@ def main(argv=None):
             p.add_argument("--resamples", type=int, default=2000)
             p.add_argument("--conf", type=float, default=0.95)
             p.add_argument("--seed", type=int, default=1)
-        if name == "look":
-            # REPEAT=auto between rounds: the looks meta.json records, then
-            # this one (sequential.Look)
-            p.add_argument("--repeats", type=int, required=True)
-            p.add_argument("--spent", type=float, required=True)
         if name == "report":
             p.add_argument("--no-plots", action="store_true")
     a = ap.parse_args(argv)
@@ -85,15 +80,14 @@ def main(argv=None):
 
 
 def look(run, a):
-    """REPEAT=auto's rule after a round: prints the progress line to stderr
-    and sequential.Round.as_dict() as JSON to stdout; exits 2 on a look
-    that is no look (no repeats added to meta.json's, spent outside (0,
-    1])."""
+    """REPEAT=auto's rule after a round, the last meta.json records (the
+    orchestrator records a round before its boots): prints the progress
+    line to stderr and sequential.Round.as_dict() as JSON to stdout; exits
+    2 on looks that are none (a round that adds no repeats)."""
     try:
-        looks = [sequential.Look.from_dict(d) for d in run["meta"].get("looks") or []]
-        rnd = endpoints.decide(report.primary_comparisons(
-            run, *report.compared_variants(run, a.baseline, a.patched)),
-            looks + [sequential.Look(a.repeats, a.spent)])
+        comparisons = report.primary_comparisons(
+            run, *report.compared_variants(run, a.baseline, a.patched))
+        rnd = endpoints.decide(comparisons, endpoints.looks_of(run["record"], comparisons))
     except ValueError as e:
         print("mmlat: %s" % e, file=sys.stderr)
         return 2

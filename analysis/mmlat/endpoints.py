@@ -1,6 +1,7 @@
 """What the report compares, boot by boot: the endpoints, the primary ones
-and their margins declared here up front (PRIMARY, MARGIN), and their
-comparison between the two sides (Comparison).
+declared up front (each workload's row of bench/plan/workloads.py names
+them) with their margins (MARGIN, and OVERRIDES where a workload's spread
+needs another), and their comparison between the two sides (Comparison).
 
 The unit is the boot.  Each endpoint is one number per boot (cyclictest's
 p99.9 of that clean boot, the longest i_mmap-lock window of that traced
@@ -12,6 +13,7 @@ exploratory: an interval, no verdict."""
 from dataclasses import asdict, dataclass
 
 import numpy as np
+from plan import model, workloads
 
 from . import sequential, stats
 
@@ -140,8 +142,8 @@ MARGIN = {
 }
 # Boots a side a margin must settle in to be affordable: about an hour of
 # boots for the default workloads on the 2-core machine (REPEAT=10: 160
-# boots, 19 minutes).
-REACHABLE_BOOTS = 30
+# boots, 19 minutes); REPEAT=auto's budget.
+REACHABLE_BOOTS = model.AUTO.budget
 
 
 @dataclass(frozen=True)
@@ -163,17 +165,14 @@ class Demoted:
     why: str
 
 
-# The primary endpoints, per workload (its name before any ":"), declared
-# before any run is seen: cyclictest p99.9 and max (clean boots), the
-# longest window of the zap path and of each lock the series converts
+# A workload's primary endpoints are its row's (bench/plan/workloads.py),
+# declared before any run is seen: cyclictest p99.9 and max (clean boots),
+# the longest window of the zap path and of each lock the series converts
 # that the workload's code path reaches (traced boots), and throughput in
-# pages (clean boots).  A name has its kind's MARGIN; Margin overrides it,
-# Demoted leaves the endpoint exploratory.  Every other endpoint is
-# exploratory.  A workload not listed has LATENCY_AND_WORK.
-LATENCY = ("cyclictest p99.9", "cyclictest max")
-WORK = ("pages/s",)
-LATENCY_AND_WORK = LATENCY + WORK
-ZAP = ("zap-path window",)
+# pages (clean boots).  Each has its kind's MARGIN, unless OVERRIDES gives
+# the workload's endpoint a Margin of its own, or a Demoted one leaves it
+# exploratory.  Every other endpoint is exploratory.
+#
 # The anon_vma-lock windows of exit and fork are short (40-80 us) and
 # vary 34-44 % between boots: 10 % would take hundreds of boots a side.
 # The series makes them vanish (under the 5 us floor, a factor 8-15), which
@@ -181,45 +180,33 @@ ZAP = ("zap-path window",)
 SHORT_ANON_VMA = Margin("anon_vma-lock window", 1.0,
                         "short windows, CV 34-44 %: 10 % needs hundreds of boots, "
                         "a factor 2 settles in 9-15 and still tells a vanished one")
-PRIMARY = {
-    # zap and gather of the unmapped range
-    "munmap": LATENCY + ZAP + WORK,
-    # the exits' zaps, and unlink_anon_vmas() under the anon_vma lock
-    "exit": LATENCY + (SHORT_ANON_VMA,) + ZAP + WORK,
-    # unmap_mapping_range() under the i_mmap lock, its zaps and gathers
+OVERRIDES = {
+    "exit": (SHORT_ANON_VMA,),
+    # truncate's p99.9 falls between its long and short windows
     "truncate": (Demoted("cyclictest p99.9",
                          "CV 24.6 %: p99.9 falls between truncate's long and short "
                          "windows and moves with the phase; 10 % needs over 200 boots "
-                         "a side, 15 % 103"),
-                 "cyclictest max", "i_mmap-lock window") + ZAP + WORK,
-    # anon_vma_fork() under the anon_vma lock, the children's exits
-    "fork": LATENCY + (SHORT_ANON_VMA,) + ZAP + WORK,
-    "mixed": LATENCY + ("i_mmap-lock window", "anon_vma-lock window") + ZAP + WORK,
-    # the i_mmap fan-out: N vmas walked under the i_mmap lock, zapped
-    # (measured at n=64, s=1)
+                         "a side, 15 % 103"),),
+    "fork": (SHORT_ANON_VMA,),
+    # the i_mmap fan-out (measured at n=64, s=1)
     "imap": (Demoted("cyclictest p99.9", "CV 25.9 % (n=64): 10 % needs over 200 boots "
                      "a side, 15 % 103"),
              Demoted("cyclictest max", "CV 30.5 % (n=64): 15 % needs 122 boots a side"),
-             "i_mmap-lock window",
              Margin("zap-path window", 0.15, "CV 13 % (n=64): 10 % needs 59 boots a "
-                    "side, 15 % 29; the port's zap windows are twice the baseline's")) + WORK,
-    # rmap walks: anon_vma lock (anonymous pages), i_mmap lock (the file)
-    # (measured at k=4)
+                    "side, 15 % 29; the port's zap windows are twice the baseline's")),
+    # rmap walks (measured at k=4)
     "reclaim": (Margin("cyclictest p99.9", 0.15, "CV 10.2 % (k=4): 10 % needs 36 boots "
                        "a side, 15 % 18"),
-                "cyclictest max", "i_mmap-lock window", "anon_vma-lock window",
                 Demoted("pages/s", "CV 3.1 % (k=4; the passes of readers and leader "
                         "depend on what reclaim took): 2 % needs 87 boots a side, "
                         "3 % 40")),
-    # anon_vma_clone()/unlink_anon_vmas() over long chains, leaves' exits
-    "anonchain": LATENCY + ("anon_vma-lock window",) + ZAP + WORK,
-    # no workload, no throughput
-    "idle": LATENCY,
 }
 
 
 def _entries(workload):
-    return PRIMARY.get(workload.partition(":")[0], LATENCY_AND_WORK)
+    """The workload's primary endpoints by name, or their override."""
+    overrides = {x.endpoint: x for x in OVERRIDES.get(workload.partition(":")[0], ())}
+    return [overrides.get(name, name) for name in workloads.primary(workload)]
 
 
 def _name(entry):
@@ -354,11 +341,12 @@ def compare(workload, endpoint, is_primary, base_cells, patch_cells,
     return c
 
 
-def looks_of(run_meta, comparisons):
-    """The looks the verdicts replay: meta.json's (REPEAT=auto), else one
-    last look over every repeat the comparisons have."""
-    if run_meta.get("looks"):
-        return [sequential.Look.from_dict(d) for d in run_meta["looks"]]
+def looks_of(meta, comparisons):
+    """The looks the verdicts replay: REPEAT=auto's, one after each round
+    meta.json records (plan.model.Meta), else one last look over every
+    repeat the comparisons have."""
+    if meta.plan.repeat == "auto":
+        return [sequential.Look(r.last, r.spent) for r in meta.plan.rounds]
     reps = [r for c in comparisons for r in c.base_repeats + c.patched_repeats]
     return [sequential.Look(max(reps, default=1), 1.0)]
 

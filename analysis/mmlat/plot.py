@@ -23,8 +23,7 @@ SWEEP_LINES = ("-", "--", ":", "-.")
 def caption(s):
     m = s["meta"]
     return "kernel %s | %s vs %s | accel %s | duration %s s" % (
-        m.get("kernel_version", m.get("kernel", "?")), s["baseline"], s["patched"],
-        m.get("accel", "?"), m.get("duration_s", m.get("duration", "?")))
+        m["kernel_version"], s["baseline"], s["patched"], m["accel"], m["duration_s"])
 
 
 def finish(fig, s):

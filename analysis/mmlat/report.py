@@ -239,8 +239,9 @@ def calibration(run, variants):
     sorts keys), "checked": whether calibration.json exists, and when it
     does "ok", "fits": {variant: {workload: {kind: fit}}} of the compared
     variants, "failures": ["<cell>: <message>", ...] of every cell}."""
-    out = {"request": run["meta"].get("calib"), "trace": run["meta"].get("trace"),
-           "variants": variants, "checked": False}
+    plan = run["record"].plan
+    out = {"request": plan.calibration.request if plan.calibration else "",
+           "trace": plan.trace, "variants": variants, "checked": False}
     try:
         with open(os.path.join(run["dir"], "calibration.json"), encoding="utf-8") as f:
             doc = json.load(f)
@@ -362,7 +363,7 @@ def build(run, baseline=None, patched=None, n_resamples=2000, conf=0.95, seed=1)
         ws["comparisons"] = compare_workload(w, by_boot, n_resamples, conf, seed)
         every += ws["comparisons"]
         s["workloads"][w] = ws
-    looks = endpoints.looks_of(run["meta"], [c for c in every if c.primary])
+    looks = endpoints.looks_of(run["record"], [c for c in every if c.primary])
     rnd = endpoints.decide(every, looks)
     s["gate"] = asdict(endpoints.Gate(family=len(rnd.outcomes),
                                       looks=[lk.as_dict() for lk in looks], conf=conf,
@@ -418,50 +419,33 @@ def _hdr(s):
     m = s["meta"]
     lines = ["mmlat report: %s vs %s%s" % (s["baseline"], s["patched"],
                                            "  (A/A: noise floor)" if s["aa_mode"] else "")]
-    lines.extend(untested_lines(m.get("untested") or {}))
-    def g(*keys):
-        for k in keys:
-            if m.get(k) is not None:
-                return m[k]
-        return None
-    lines.append("kernel:   %s" % g("kernel_version", "kernel"))
-    ser = g("series", "variants")
+    lines.extend(untested_lines(m["untested"]))
+    lines.append("kernel:   %s" % m["kernel_version"])
     ks = s.get("kernels") or {}
-    if any(ks.values()):
-        for v in [s["baseline"], s["patched"]] if not s["aa_mode"] else [s["baseline"]]:
-            k = ks.get(v, {})
-            lines.append("series:   %s: %s  [%s]" % (v, " ".join(k.get("series") or []) or "(none)",
-                                                    k.get("kernel_release")))
-            if k.get("ref"):
-                lines.append("  git: %s %s (%s)" % (k["ref"], (k.get("commit") or "")[:12],
-                                                  k.get("describe")))
-                lines.append("  of %s" % k.get("ksrc"))
-            pkg = k.get("source_package")
-            if pkg:
-                lines.append("  source: %s %s (Debian %s)" % (pkg["package"], pkg["version"],
-                                                           pkg.get("suite")))
-            lines.append("  series sha256 %s" % k.get("series_sha256"))
-        ser = None
-    if isinstance(ser, dict):
-        for k, v in sorted(ser.items()):
-            lines.append("series:   %s %s" % (k, json.dumps(v) if not isinstance(v, str) else v))
-    elif ser is not None:
-        lines.append("series:   %s" % json.dumps(ser))
-    sh = g("series_sha256")
-    if sh is not None:
-        lines.append("series sha256: %s" % (json.dumps(sh, sort_keys=True) if not isinstance(sh, str) else sh))
-    configs = m.get("configs") or {}
+    for v in [s["baseline"], s["patched"]] if not s["aa_mode"] else [s["baseline"]]:
+        k = ks.get(v, {})
+        lines.append("series:   %s: %s  [%s]" % (v, " ".join(k.get("series") or []) or "(none)",
+                                                k.get("kernel_release")))
+        if k.get("ref"):
+            lines.append("  git: %s %s (%s)" % (k["ref"], (k.get("commit") or "")[:12],
+                                              k.get("describe")))
+            lines.append("  of %s" % k.get("ksrc"))
+        pkg = k.get("source_package")
+        if pkg:
+            lines.append("  source: %s %s (Debian %s)" % (pkg["package"], pkg["version"],
+                                                       pkg.get("suite")))
+        lines.append("  series sha256 %s" % k.get("series_sha256"))
+    configs = m["configs"]
     if len(set(configs.values())) > 1:
         # abbreviated, as the Method line does: meta.json has them whole
         lines.append("config sha256: " + ", ".join(
             "%s %s" % (v, (configs.get(v) or "-")[:12]) for v in [s["baseline"], s["patched"]]))
     else:
-        lines.append("config sha256: %s" % g("config_sha256"))
+        lines.append("config sha256: %s" % configs.get(s["baseline"]))
     lines.extend(config_diff_lines(s.get("config_diff")))
     lines.append("accel: %s   duration: %s s   repeats: %s" % (
-        accel_text(m) if m.get("accel") else None, g("duration_s", "duration"),
-        g("repeat", "repeats")))
-    lines.append("boots per cell: %s (TRACE=%s)" % (" + ".join(g("boots") or []), g("trace")))
+        accel_text(m), m["duration_s"], m["repeat"]))
+    lines.append("boots per cell: %s (TRACE=%s)" % (" + ".join(m["boots"]), m["trace"]))
     lines.extend(calibration_lines(s["calibration"]))
     return [l[:80] for l in lines]
 
@@ -683,14 +667,13 @@ def method_lines(s):
     window overhead), then how the verdicts were reached, both wrapped at
     80 columns."""
     m, g = s["meta"], s["gate"]
-    config = m.get("config_sha256") or "-"
+    config = m["configs"].get(s["baseline"]) or "-"
     looks = g["looks"] or []
     # REPEAT=auto: the repeats its last look saw
-    repeat = looks[-1]["repeats"] if len(looks) > 1 else m.get("repeat")
+    repeat = looks[-1]["repeats"] if len(looks) > 1 else m["repeat"]
     method = "Method: %s, config %s, %s, %s x %s s boots a side, %s." % (
-        m.get("kernel_version") or m.get("kernel") or "-", config[:12],
-        accel_text(m), repeat or "-",
-        m.get("duration_s") or m.get("duration") or "-", _overhead(s))
+        m["kernel_version"] or "-", config[:12], accel_text(m), repeat, m["duration_s"],
+        _overhead(s))
     verdict = ("Latency and work from clean boots, windows from traced ones. "
                "Verdict: %s against each endpoint's margin (better/worse: the whole "
                "interval beyond it, same: within it, TOST; else inconclusive), %s over "

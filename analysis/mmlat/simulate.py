@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
+from plan import model
 
 from . import endpoints, sequential, stats
 
@@ -184,9 +185,9 @@ def rounds(first, step, budget):
     return reps, [r / budget for r in reps]
 
 
-# REPEAT=auto as simulated and proposed: a first look at 6 repeats, 2 more
-# a round, at most 30 (endpoints.REACHABLE_BOOTS).
-AUTO = (6, 2, endpoints.REACHABLE_BOOTS)
+# REPEAT=auto as the orchestrator runs it (plan.model.AUTO): a first look at
+# 6 repeats, 2 more a round, at most 30 (endpoints.REACHABLE_BOOTS).
+AUTO = (model.AUTO.first, model.AUTO.step, model.AUTO.budget)
 
 
 # Changes the tables show, in margins: none, half, just inside (the worst

@@ -329,8 +329,8 @@ def spread_across_repeats(cells):
 def compared_keys(run_meta):
     """What two boots of a run must share to be compared: the accelerator
     always, the kernel config unless the run was asked to compare across
-    configs (CROSS=yes in its meta.json: other kernel versions)."""
-    if run_meta.get("cross") == "yes":
+    configs (CROSS=yes, meta.json's "cross": other kernel versions)."""
+    if run_meta["cross"]:
         return ("accel",)
     return ("accel", "config_sha256")
 

@@ -2,7 +2,7 @@
 own patches ran as a variant of its own, and each step is compared with
 the one before it, the first with the baseline, so that the report can say
 which patch moved which endpoint.  The steps come from meta.json ("steps",
-bench/run-matrix.sh), never from the variant names.
+plan.model.Step), never from the variant names.
 
 Built once from the loaded cells, with the headline's machinery
 (endpoints.compare over each workload's primary endpoints, boot by boot),
@@ -56,15 +56,14 @@ def _by_boot(run, w, previous, variant):
     return by_boot
 
 
-def _step(run, d, n_resamples, conf, seed):
+def _step(run, step, n_resamples, conf, seed):
     boots, comparisons = {}, {}
     for w in load.workloads(run):
-        by_boot = _by_boot(run, w, d["previous"], d["variant"])
+        by_boot = _by_boot(run, w, step.previous, step.variant)
         boots[w] = {boot: [len(before), len(after)] for boot, (before, after) in by_boot.items()}
         comparisons[w] = [endpoints.compare(w, e, True, *by_boot[e.boot], n_resamples, conf, seed)
                           for e in endpoints.primary(w)]
-    return Step(variant=d["variant"], previous=d["previous"], patch=d["patch"],
-                series=d["series"], index=d["index"], boots=boots, comparisons=comparisons)
+    return Step(**asdict(step), boots=boots, comparisons=comparisons)
 
 
 def build(run, n_resamples=2000, conf=0.95, seed=1):
@@ -73,7 +72,7 @@ def build(run, n_resamples=2000, conf=0.95, seed=1):
     measured (TRACE=none has no windows) is left out of the workload's
     rows, as from the headline; one a step lacks keeps its row, without
     figures."""
-    out = [_step(run, d, n_resamples, conf, seed) for d in run["meta"].get("steps") or []]
+    out = [_step(run, st, n_resamples, conf, seed) for st in run["record"].plan.steps]
     for w in load.workloads(run):
         measured = {c.endpoint for st in out for c in st.comparisons[w] if c.base or c.patched}
         for st in out:

@@ -1,11 +1,12 @@
 """Sweeps: one workload run over a list of values of one parameter (SWEEP,
-bench/workloads.sh: imap:s=1,n=16,64,256 ran imap:s=1,n=16 and so on).
+plan.model.Sweep: imap:s=1,n=16,64,256 ran imap:s=1,n=16 and so on).
 Built once from the loaded cells into small dataclasses, a row per variant
 and value; the summary carries them as plain dicts (summary.json), and the
 report's tables and the plot read them back with from_summary(), never the
 cells."""
-import re
 from dataclasses import asdict, dataclass
+
+from plan import workloads
 
 from . import attribute, load, stats
 
@@ -21,8 +22,6 @@ GROUPS = (("i_mmap-lock", ("i_mmap-lock",), "i_mmap"),
           ("pte-lock", tuple(c for c in attribute.CLASSES if c.startswith("pte-lock-")), "pte"),
           ("mmu-gather", ("mmu-gather",), None))
 LOCKS = tuple(lock for _, _, lock in GROUPS if lock)
-
-_VALUE = re.compile(r"^(0|[1-9][0-9]*)$")
 
 
 @dataclass
@@ -78,22 +77,6 @@ class Sweep:
         return cls(**dict(d, rows=rows))
 
 
-def parse_entry(entry):
-    """"imap:s=1,n=16" -> ("imap", {"s": 1, "n": 16}); None for a plain
-    name or a parameter that is not KEY=INTEGER (bench/workloads.conf
-    allows integers only)."""
-    if ":" not in entry:
-        return None
-    name, params = entry.split(":", 1)
-    out = {}
-    for kv in params.split(","):
-        key, _, value = kv.partition("=")
-        if not _VALUE.match(value) or key in out:
-            return None
-        out[key] = int(value)
-    return name, out
-
-
 def _identity(name, key, fixed):
     return name, key, tuple(sorted(fixed.items()))
 
@@ -102,17 +85,16 @@ def find(run):
     """The run's sweeps as {(name, key, fixed items): {value: entry}}, in
     the order found: those meta.json records (SWEEP), then any set of two
     or more entries of one workload with the same keys that differ in one
-    of them only (WORKLOADS="imap:n=16 imap:n=64", or a run from before
-    SWEEP).  One sweep found both ways, or declared twice, is one."""
+    of them only (WORKLOADS="imap:n=16 imap:n=64").  One sweep found both
+    ways, or declared twice, is one."""
     found = {}
-    for sw in run["meta"].get("sweeps") or []:
-        values = found.setdefault(_identity(sw["name"], sw["key"], sw["fixed"]), {})
-        values.update(zip(sw["values"], sw["workloads"]))
+    for sw in run["record"].plan.sweeps:
+        values = found.setdefault(_identity(sw.name, sw.key, sw.fixed), {})
+        values.update(zip(sw.values, sw.workloads))
     groups = {}
     for entry in load.workloads(run):
-        parsed = parse_entry(entry)
-        if parsed:
-            name, params = parsed
+        name, params = workloads.parse_entry(entry)
+        if params:
             groups.setdefault((name, tuple(sorted(params))), []).append((entry, params))
     for (name, keys), entries in groups.items():
         varying = [k for k in keys if len({p[k] for _, p in entries}) > 1]
@@ -159,7 +141,7 @@ def build(run, figure_boot):
     Variants in meta.json's order (the order VARIANTS gave), every
     variant of the run, not only the two compared.  A value without ok
     boots, or a class without windows, has None figures."""
-    ordered = [v for v in run["meta"].get("variants") or [] if v in load.variants(run)]
+    ordered = [v for v in run["record"].plan.variant_names if v in load.variants(run)]
     variants = ordered + [v for v in load.variants(run) if v not in ordered]
     out = []
     for (name, key, fixed), entries in find(run).items():

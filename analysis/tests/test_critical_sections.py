@@ -225,9 +225,11 @@ def test_max_window_without_stacks_is_not_checked():
 
 # ------------------------------------------------------- loading keys
 def _guest(tmp_path, windows, locks=None):
-    g = tmp_path / "run" / "cells" / "v" / "munmap" / "traced" / "r1" / "guest"
+    run = tmp_path / "run"
+    fakerun.write_meta(str(run), fakerun.meta(variants=("v",), workloads=("munmap",), repeats=1))
+    g = run / "cells" / "v" / "munmap" / "traced" / "r1" / "guest"
     (g / "windows").mkdir(parents=True)
-    (g.parent / "cell.json").write_text('{"status": "ok"}')
+    fakerun.write_cell(str(g.parent), "v", "munmap", "traced", 1)
     (g / "windows" / "windows.txt").write_text(windows)
     if locks:
         (g / "windows" / "locks.txt").write_text(locks)

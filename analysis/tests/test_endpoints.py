@@ -3,23 +3,26 @@ import numpy as np
 import pytest
 
 from mmlat import endpoints, load, report, sequential, stats
+from plan import workloads
 
 from fakerun import make_run
 import fakerun
 
 
 def test_every_workload_has_latency_primary_and_the_table_names_real_endpoints():
-    for w, entries in endpoints.PRIMARY.items():
-        names = [endpoints._name(x) for x in entries]
-        assert set(names) <= set(endpoints.ENDPOINTS), w
+    for w in workloads.WORKLOADS:
+        assert set(w.primary) <= set(endpoints.ENDPOINTS), w.name
         # both latency endpoints, primary or demoted, first
-        assert tuple(names[:2]) == endpoints.LATENCY
-        for x in entries:
-            assert isinstance(x, str) or len(x.why) > 20, (w, x)
-        assert all(endpoints.margin(w, e.name) > 0 for e in endpoints.primary(w))
-    # a parameterised entry is its workload; an unknown one gets latency and pages/s
+        assert w.primary[:2] == workloads.LATENCY
+        assert all(endpoints.margin(w.name, e.name) > 0 for e in endpoints.primary(w.name))
+    # an override is of one of its workload's primary endpoints, and says why
+    for w, overrides in endpoints.OVERRIDES.items():
+        for x in overrides:
+            assert x.endpoint in workloads.BY_NAME[w].primary and len(x.why) > 20, (w, x)
+    # a parameterised entry is its workload
     assert endpoints.primary("imap:n=256,s=1") == endpoints.primary("imap")
-    assert [e.name for e in endpoints.primary("sng-mm")] == list(endpoints.LATENCY_AND_WORK)
+    assert [e.name for e in endpoints.primary("sng-mm")] == list(workloads.LATENCY
+                                                                  + workloads.WORK)
     names = {e.name for e in endpoints.primary("truncate")}
     assert "i_mmap-lock window" in names and "i_mmap hold" not in names
     assert not names & {e.name for e in endpoints.exploratory("truncate")}

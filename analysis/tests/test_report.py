@@ -6,6 +6,7 @@ import pytest
 
 from mmlat import endpoints, load, plot, report, sequential, stats
 from mmlat.__main__ import main
+from plan import workloads
 
 import fakerun
 from fakerun import make_run
@@ -217,15 +218,13 @@ def test_aa_mode_compares_odd_with_even_repeats(tmp_path, capsys, even_shift):
 
 
 def test_repeat_auto_replays_its_looks_and_names_the_demoted(tmp_path, capsys):
-    # REPEAT=auto recorded three looks in meta.json; a fourth round's boots
-    # (repeat 8) came after the last look and do not count
+    # REPEAT=auto recorded three rounds in meta.json, a look after each;
+    # boots beyond the last (repeat 8) do not count
     r = make_run(str(tmp_path / "auto"), shift=25, repeats=8, failed=False,
-                 workloads=("munmap", "truncate"))
-    meta_path = os.path.join(r, "meta.json")
-    meta = json.load(open(meta_path))
+                 workloads=("munmap", "truncate"),
+                 auto=((1, 3, 0.3), (4, 5, 0.5), (6, 7, 1.0)))
     looks = [{"repeats": 3, "spent": 0.3}, {"repeats": 5, "spent": 0.5},
              {"repeats": 7, "spent": 1.0}]
-    json.dump(dict(meta, looks=looks), open(meta_path, "w"))
     run = load.load_run(r)
     s = report.build(run, n_resamples=20)
     assert s["gate"]["looks"] == looks and s["gate"]["spending"] == "pocock"
@@ -255,8 +254,12 @@ def test_repeat_auto_replays_its_looks_and_names_the_demoted(tmp_path, capsys):
 
 
 def test_look_tells_the_orchestrator_whether_to_boot_again(tmp_path, capsys):
+    def rounds(*auto):
+        fakerun.write_meta(r, fakerun.meta(repeats=6, auto=auto))
     r = make_run(str(tmp_path / "look"), shift=25, repeats=6, failed=False)
-    assert main(["look", r, "--repeats", "4", "--spent", "0.4"]) == 0
+    # the first round, of 4 repeats, done
+    rounds((1, 4, 0.4))
+    assert main(["look", r]) == 0
     out, err = capsys.readouterr()
     answer = json.loads(out)
     assert err.startswith("look 1 (4 repeats, 40 % of the budget): ")
@@ -268,15 +271,14 @@ def test_look_tells_the_orchestrator_whether_to_boot_again(tmp_path, capsys):
     assert set(answer["verdicts"]) == {"%s %s" % (w, e.name) for w in ("munmap", "fork")
                                        for e in endpoints.primary(w)}
     # the budget spent: no other round, the open ones are final
-    meta_path = os.path.join(r, "meta.json")
-    json.dump(dict(json.load(open(meta_path)), looks=[{"repeats": 4, "spent": 0.4}]),
-              open(meta_path, "w"))
-    assert main(["look", r, "--repeats", "6", "--spent", "1"]) == 0
+    rounds((1, 4, 0.4), (5, 6, 1.0))
+    assert main(["look", r]) == 0
     answer = json.loads(capsys.readouterr()[0])
     assert answer["look"] == 2 and not answer["another_round"]
     assert answer["verdicts"]["munmap zap-path window"] == "n/a"
     # a look must add repeats
-    assert main(["look", r, "--repeats", "4", "--spent", "0.5"]) == 2
+    rounds((1, 4, 0.4), (5, 4, 0.5))
+    assert main(["look", r]) == 2
     assert "looks must add repeats" in capsys.readouterr()[1]
 
 
@@ -286,14 +288,22 @@ def test_refuse_mixed_accel(tmp_path, capsys):
     assert "refusing to compare" in capsys.readouterr().err
 
 
-def test_old_layout_is_named(tmp_path, capsys):
+def test_a_run_of_an_older_format_is_named(tmp_path, capsys):
     r = make_run(str(tmp_path / "old"), repeats=1, failed=False)
-    cells = os.path.join(r, "cells", "baseline", "munmap")
-    os.rename(os.path.join(cells, "clean", "r1"), os.path.join(cells, "r1"))
+    # a meta.json from before mmlat recorded its knobs and boot kinds
+    with open(os.path.join(r, "meta.json"), "w") as f:
+        json.dump({"kernel_version": "6.1.0-test", "accel": "tcg", "duration_s": 30}, f)
     assert main(["report", r, "--no-plots"]) == 2
     err = capsys.readouterr().err
-    assert "cells/baseline/munmap" in err
-    assert "cells/<variant>/<workload>/r<N>" in err and "<clean|traced>" in err
+    assert "meta.json has no \"format\" and no \"knobs\" or \"boots\" (format 2" in err
+    assert "this analysis reads format 4 and upgrades format 3" in err
+    # one of a later format than this analysis reads
+    doc = fakerun.meta().to_json()
+    doc["format"] = 5
+    with open(os.path.join(r, "meta.json"), "w") as f:
+        json.dump(doc, f)
+    assert main(["report", r, "--no-plots"]) == 2
+    assert "meta.json is of format 5; this version reads format 4" in capsys.readouterr().err
 
 
 def test_trace_none_run_has_latency_only(tmp_path):
@@ -311,7 +321,7 @@ def test_trace_none_run_has_latency_only(tmp_path):
     assert "cyclictest latency (us), throughput (ops/s), clean boots" in txt
     # no windows measured: none in the headline nor in the family
     assert {endpoints.ENDPOINTS[c["endpoint"]].boot for c in ws["comparisons"]} == {"clean"}
-    assert s["gate"]["family"] == 2 * len(endpoints.LATENCY_AND_WORK)
+    assert s["gate"]["family"] == 2 * len(workloads.LATENCY + workloads.WORK)
     assert "None" not in txt
 
 def test_summary_cli(worse_run, capsys):
@@ -416,9 +426,7 @@ def test_text_hist():
 def test_header_from_build_json(tmp_path):
     r = make_run(str(tmp_path / "b"), repeats=2, failed=False)
     for v, ser in (("baseline", []), ("patched", ["mm-preempt-v10"])):
-        with open(os.path.join(r, "kernels", v, "build.json"), "w") as f:
-            json.dump({"series": ser, "series_sha256": "e3b0" + "0" * 60,
-                       "config_sha256": "c0ffee", "kernel_release": "6.1.192-mmlat-" + v}, f)
+        fakerun.write_kernel(r, v, series=ser, kernel_release="6.1.192-mmlat-" + v)
     run = load.load_run(r)
     txt = report.render_txt(report.build(run, n_resamples=20))
     assert "series:   patched: mm-preempt-v10  [6.1.192-mmlat-patched]" in txt
@@ -427,18 +435,12 @@ def test_header_from_build_json(tmp_path):
 
 
 def test_header_names_the_debian_package_and_untested_versions(tmp_path):
-    r = make_run(str(tmp_path / "b"), repeats=2, failed=False)
+    r = make_run(str(tmp_path / "b"), repeats=2, failed=False,
+                 untested={"baseline": "7.4", "patched": "7.4"})
     pkg = {"package": "linux-source-7.4", "version": "7.4.1-1", "suite": "sid"}
     for v in ("baseline", "patched"):
-        with open(os.path.join(r, "kernels", v, "build.json"), "w") as f:
-            json.dump({"series": [], "source_package": pkg,
-                       "kernel_release": "7.4.1-mmlat-" + v}, f)
-    meta_path = os.path.join(r, "meta.json")
-    with open(meta_path) as f:
-        meta = json.load(f)
-    meta["untested"] = {"baseline": "7.4", "patched": "7.4"}
-    with open(meta_path, "w") as f:
-        json.dump(meta, f)
+        fakerun.write_kernel(r, v, series=[], source_package=pkg,
+                             kernel_release="7.4.1-mmlat-" + v)
     txt = report.render_txt(report.build(load.load_run(r), n_resamples=20))
     assert "  source: linux-source-7.4 7.4.1-1 (Debian sid)" in txt
     assert ("WARNING: Linux 7.4 (baseline, patched): not a tested version; checked before its"

@@ -3,33 +3,16 @@ the defaults `make bench` runs with (REPEAT boots a side, the primary
 endpoints of WORKLOADS, each with its margin and the spread the A/A study
 measured), and the margins' reach."""
 import math
-import os
-import re
 
 import pytest
 
 from mmlat import endpoints, sequential, simulate, stats
+from plan import knobs
 
-ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 # Simulated runs per rate: the binomial bound below is 6.1 % at 5 %.
 N_RUNS = 2000
-
-
-def makefile_default(knob):
-    """A knob's default: `KNOB_DEFAULT=value` in bench/knobs.conf, its one
-    home, where there is one, else `KNOB ?= value` in the Makefile."""
-    path = os.path.join(ROOT, "bench", "knobs.conf")
-    if os.path.exists(path):
-        with open(path) as f:
-            m = re.search(r"^%s_DEFAULT=(.*)$" % knob, f.read(), re.M)
-        if m:
-            return m.group(1).strip()
-    with open(os.path.join(ROOT, "Makefile")) as f:
-        return re.search(r"^%s\s*\?=\s*(.*)$" % knob, f.read(), re.M).group(1).strip()
-
-
-REPEAT = int(makefile_default("REPEAT"))
-WORKLOADS = makefile_default("WORKLOADS").split()
+REPEAT = int(knobs.knob("REPEAT").default)
+WORKLOADS = knobs.knob("WORKLOADS").default.split()
 FAMILY = simulate.measured(WORKLOADS)
 
 

@@ -24,13 +24,8 @@ RESAMPLES = 50
 
 def steps_run(root, recorded):
     make_run(root, shift=SHIFT, repeats=REPEATS, failed=False,
-             variants=("baseline", "patched.1", "patched"), workloads=("munmap", "truncate"))
-    meta_path = root + "/meta.json"
-    with open(meta_path) as f:
-        meta = json.load(f)
-    meta["steps"] = recorded
-    with open(meta_path, "w") as f:
-        json.dump(meta, f)
+             variants=("baseline", "patched.1", "patched"), workloads=("munmap", "truncate"),
+             steps=recorded)
     return load.load_run(root)
 
 

@@ -204,7 +204,7 @@ def test_a_value_without_cells_is_a_row_of_dashes(tmp_path):
 
 @pytest.mark.parametrize("workloads, found", [
     # entries of one workload that differ in one parameter: a sweep, even
-    # without SWEEP (a run from before it)
+    # without SWEEP (WORKLOADS="imap:n=64 imap:n=16")
     (("munmap", "imap:n=64", "imap:n=16"), [("imap", "n", (), {16: "imap:n=16", 64: "imap:n=64"})]),
     (("imap:n=8,s=1", "imap:n=8,s=2", "imap:n=8,s=4"),
      [("imap", "s", (("n", 8),), {1: "imap:n=8,s=1", 2: "imap:n=8,s=2", 4: "imap:n=8,s=4"})]),
@@ -230,17 +230,6 @@ def test_a_run_without_sweeps_has_no_section(tmp_path):
                                  sweeps=[]))
     s = report.build(run, n_resamples=20)
     assert s["sweeps"] == [] and "== Sweep" not in report.render_txt(s)
-
-
-@pytest.mark.parametrize("entry, parsed", [
-    ("imap:s=1,n=16", ("imap", {"s": 1, "n": 16})),
-    ("munmap", None),
-    ("imap:n=016", None),
-    ("imap:n=1,n=2", None),
-    ("imap:n", None),
-])
-def test_parse_entry(entry, parsed):
-    assert sweep.parse_entry(entry) == parsed
 
 
 def test_summary_and_ratio_tables_keep_a_sweeps_entries_whole(sweep_run, txt):

@@ -15,6 +15,7 @@ import shutil
 
 import pytest
 
+import fakerun
 from mmlat import attribute, load, locks, parse, report
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
@@ -181,10 +182,12 @@ def test_real_report(tmp_path):
         repeats[side, w] = repeats.get((side, w), 0) + 1
         g = run / "cells" / side / w / "traced" / ("r%d" % repeats[side, w]) / "guest"
         (g / "windows").mkdir(parents=True)
-        (g.parent / "cell.json").write_text('{"status": "ok"}')
+        fakerun.write_cell(str(g.parent), side, w, "traced", repeats[side, w])
         shutil.copy(windows, g / "windows")
         if locks_txt:
             shutil.copy(locks_txt, g / "windows")
+    fakerun.write_meta(str(run), fakerun.meta(workloads=sorted({w for _, w in repeats}),
+                                              repeats=max(repeats.values())))
     r = load.load_run(str(run))
     s = report.build(r, "baseline", "patched", n_resamples=20)
     txt = report.render_txt(s)
