@@ -6,9 +6,7 @@
 # installed: callers unpack what they need under build/.
 # Sourced after lib.sh.
 
-DEBIAN_MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
-DEBIAN_SECURITY_MIRROR=${DEBIAN_SECURITY_MIRROR:-http://deb.debian.org/debian-security}
-DEBIAN_KEYRING=${DEBIAN_KEYRING:-/usr/share/keyrings/debian-archive-keyring.gpg}
+# env: DEBIAN_MIRROR, DEBIAN_SECURITY_MIRROR, DEBIAN_KEYRING, BUILD_DIR.
 
 # archive_apt SUITE...: sets ARCHIVE_APT (apt-get/apt-cache options of a
 # private configuration carrying those suites) and refreshes its lists.

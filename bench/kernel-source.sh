@@ -9,9 +9,10 @@
 #
 # usage: bench/kernel-source.sh tarball VERSION   (prints the tarball path)
 #        bench/kernel-source.sh record VERSION    (prints package.json's path)
+#   env: BUILD_DIR, KERNEL_SOURCES_CONF, DEBIAN_MIRROR,
+#   DEBIAN_SECURITY_MIRROR, DEBIAN_KEYRING
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-. "$MMLAT_ROOT/bench/knobs.sh"
 
 # kernel_source_suites VERSION: its suites, or fails.
 kernel_source_suites() {
@@ -31,7 +32,7 @@ fetch() {
 		return 0
 	fi
 	suites=$(kernel_source_suites "$version") ||
-		die "Linux $version: ${KERNEL_SOURCES_CONF#$MMLAT_ROOT/} names no Debian suite for it (it lists $TREE_VALUES); add a line 'VERSION: SUITE...'"
+		die "Linux $version: ${KERNEL_SOURCES_CONF#"$MMLAT_ROOT"/} names no Debian suite for it (it lists $(cut -d: -f1 "$KERNEL_SOURCES_CONF" | grep -v '^#' | paste -sd' ')); add a line 'VERSION: SUITE...'"
 	. "$MMLAT_ROOT/bench/debian-archive.sh"
 	archive_apt $suites
 	if ! found=$(archive_version "$package"); then

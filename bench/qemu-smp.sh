@@ -12,7 +12,8 @@
 # has a later QEMU, which `provision` unpacks under build/qemu-bpo/ without
 # installing it: every other boot keeps Debian's QEMU.
 #
-# Sourced (bench/qemu.sh, bench/run-matrix.sh): icount_smp_qemu sets
+# env: ICOUNT_SMP_QEMU, BUILD_DIR, QEMU_BPO_MIRROR (provision), PYTHON.
+# Sourced (bench/qemu.sh): icount_smp_qemu sets
 # ICOUNT_SMP_QEMU_CMD (the binary and its -L data folders) and
 # ICOUNT_SMP_QEMU_VERSION, or fails naming why; qemu_version BIN.
 # Run: bash bench/qemu-smp.sh provision   (idempotent; prints the binary)
@@ -21,15 +22,15 @@
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
 	set -euo pipefail
 	. "$(dirname "$0")/lib.sh"
-	. "$MMLAT_ROOT/bench/knobs.sh"
 fi
 
+# The first QEMU whose round-robin TCG gives every vCPU its turn under icount.
+ICOUNT_SMP_QEMU_MIN=8.1
 # What provision unpacks (bookworm-backports, signed by Debian's archive
 # key): the emulator, its shared data, and the SeaBIOS it was built for.
 QEMU_BPO_VERSION=1:10.0.2+ds-2+deb13u1~bpo12+1
 QEMU_BPO_PACKAGES="qemu-system-x86=$QEMU_BPO_VERSION qemu-system-common=$QEMU_BPO_VERSION
 qemu-system-data=$QEMU_BPO_VERSION seabios=1.16.3-2~bpo12+1"
-QEMU_BPO_MIRROR=${QEMU_BPO_MIRROR:-http://deb.debian.org/debian}
 QEMU_BPO_DIR=$BUILD_DIR/qemu-bpo
 
 # qemu_version BIN: "X.Y.Z" of BIN's --version, or fails.
@@ -47,7 +48,7 @@ version_at_least() {
 # provisioned backport. Fails (status 1, the reason in ICOUNT_SMP_QEMU_WHY)
 # when that QEMU is missing or lacks the fix.
 icount_smp_qemu() {
-	local bin=${ICOUNT_SMP_QEMU:-$ICOUNT_SMP_QEMU_DEFAULT} sys v
+	local bin=${ICOUNT_SMP_QEMU:-} sys v
 	ICOUNT_SMP_QEMU_CMD=() ICOUNT_SMP_QEMU_VERSION= ICOUNT_SMP_QEMU_WHY=
 	if [ -z "$bin" ]; then
 		sys=$(command -v qemu-system-x86_64 || true)
@@ -57,7 +58,7 @@ icount_smp_qemu() {
 			bin=$QEMU_BPO_DIR/usr/bin/qemu-system-x86_64
 			ICOUNT_SMP_QEMU_CMD=(-L "$QEMU_BPO_DIR/usr/share/qemu" -L "$QEMU_BPO_DIR/usr/share/seabios")
 		else
-			ICOUNT_SMP_QEMU_WHY="the system's QEMU (${v:-none}) is older than $ICOUNT_SMP_QEMU_MIN and $QEMU_BPO_DIR is not provisioned: run bash bench/qemu-smp.sh provision (bench/run-matrix.sh does)"
+			ICOUNT_SMP_QEMU_WHY="the system's QEMU (${v:-none}) is older than $ICOUNT_SMP_QEMU_MIN and $QEMU_BPO_DIR is not provisioned: run bash bench/qemu-smp.sh provision (make bench does)"
 			return 1
 		fi
 	fi

@@ -14,12 +14,16 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "analysis"))
+sys.path.insert(0, str(ROOT / "bench"))
+# The run, as make bench starts it.
+ORCHESTRATOR = ["/usr/bin/python3", "-m", "orchestrator", "run"]
 
 from mmlat import attribute, calibrate, load, parse, report  # noqa: E402
+from plan import calib  # noqa: E402
 
 # A short calibration, every kind at three lengths (the unit tests use
 # others): make calibrate injects the full set, 10 us to 5 ms, 3 rounds.
-CALIB = calibrate.parse_request("preempt/irq/spin/ptl/ptl_nested:30/300/3000")
+CALIB = calib.parse("preempt/irq/spin/ptl/ptl_nested:30/300/3000")
 
 
 # The traced munmap boot must keep at least this fraction of the clean
@@ -42,11 +46,12 @@ MAX_LOST = 0.001
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory):
     results = tmp_path_factory.mktemp("results")
-    env = dict(os.environ, RESULTS_DIR=str(results), RUN_ID="itest", TRACE="windows",
+    env = dict(os.environ, PYTHONPATH="analysis:bench", RESULTS_DIR=str(results),
+               RUN_ID="itest", TRACE="windows",
                VARIANTS="mainline", WORKLOADS="munmap idle", DURATION="3",
                REPEAT="1", ACCEL=os.environ.get("ACCEL", "auto"),
                CALIB=",".join(f"{kind}:{us}" for kind, us in CALIB))
-    proc = subprocess.run(["bash", "bench/run-matrix.sh"], cwd=ROOT, env=env,
+    proc = subprocess.run(ORCHESTRATOR, cwd=ROOT, env=env,
                           text=True, capture_output=True, timeout=3600)
     sys.stderr.write(proc.stderr[-4000:])
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -150,7 +155,7 @@ def test_calibration_only_in_the_traced_idle_boot(run_dir):
 
 def test_calibration_chain(run_dir):
     # Each window read from the window module's own key, and a fit per kind.
-    result, failures = calibrate.check_cell(cell(run_dir, "idle", "traced"), CALIB)
+    result, failures = calibrate.check_cell(cell(run_dir, "idle", "traced"), CALIB, "windows")
     assert not failures, calibrate.format_result(result) + "\n".join(failures)
     assert result["source"] == "windows"
     assert [r["reading_us"] is not None for r in result["windows"]] == [True] * len(CALIB)

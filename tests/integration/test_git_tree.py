@@ -68,11 +68,12 @@ def ksrc(tmp_path_factory):
 def run_dir(ksrc, tmp_path_factory):
     results = tmp_path_factory.mktemp("results")
     head, status = git(ksrc, "rev-parse", "HEAD"), git(ksrc, "status", "--porcelain")
-    env = dict(os.environ, RESULTS_DIR=str(results), RUN_ID="gtest", KSRC=str(ksrc),
+    env = dict(os.environ, PYTHONPATH="analysis:bench", RESULTS_DIR=str(results),
+               RUN_ID="gtest", KSRC=str(ksrc),
                VARIANTS="v6.12 work", WORKLOADS="munmap", DURATION="3", REPEAT="1",
                TRACE="windows", CALIB="", STEPS="all", TREE="6.1", CROSS="no",
                ACCEL=os.environ.get("ACCEL", "auto"))
-    proc = subprocess.run(["bash", "bench/run-matrix.sh"], cwd=ROOT, env=env,
+    proc = subprocess.run(["/usr/bin/python3", "-m", "orchestrator", "run"], cwd=ROOT, env=env,
                           text=True, capture_output=True, timeout=3600)
     sys.stderr.write(proc.stderr[-4000:])
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -127,9 +128,11 @@ def test_fragment_options_the_tree_does_not_take_are_named(ksrc, run_dir, tmp_pa
     frag = tmp_path / "mmlat.config"
     frag.write_text((ROOT / "bench/config/mmlat.config").read_text()
                     + "CONFIG_MMLAT_NO_SUCH_OPTION=y\nCONFIG_KVM_INTEL=y\n")
-    env = dict(os.environ, KSRC=str(ksrc), CONFIG_FRAGMENT=str(frag))
+    # the source of v6.12 the run exported (bench/tree.sh source-git)
+    source = Path(os.environ.get("BUILD_DIR", ROOT / "build")) / "git" / git(
+        ksrc, "rev-parse", "v6.12^{commit}")
     proc = subprocess.run(["bash", "bench/kconfig.sh", "make", str(tmp_path / "config"),
-                           "x=git:v6.12"], cwd=ROOT, env=env, text=True,
+                           str(source), str(frag)], cwd=ROOT, text=True,
                           capture_output=True, timeout=600)
     assert proc.returncode != 0
     assert ("CONFIG_MMLAT_NO_SUCH_OPTION: wanted y, got unset (%s): unknown to this tree's "

@@ -8,12 +8,14 @@ import time
 from pathlib import Path
 
 import pytest
+from plan import workloads
 
 ROOT = Path(__file__).resolve().parents[2]
-DRIVERS = ["munmap", "exit", "truncate", "fork", "mixed", "anonchain"]
-# imap's cycle is N times a file's worth of mappings: tested on its own below;
-# reclaim needs a cgroup v2 parent and swap, which the host tests must never
-# touch: only its refusals are tested here
+# The driver rows of the workload registry, but imap, whose cycle is N
+# times a file's worth of mappings (tested on its own below), and reclaim,
+# which needs a cgroup v2 parent and swap that the host tests must never
+# touch (only its refusals are tested here).
+DRIVERS = [w for w in workloads.DRIVERS if w not in ("imap", "reclaim")]
 
 
 @pytest.fixture(scope="module")
@@ -273,3 +275,11 @@ def test_pages_count_the_operation_in_flight_in_part(bindir, name, per_op):
         # ops counts the operation in flight at the stop whole, pages
         # only its part done by then
         assert (ops - 1) * per_op <= pages <= ops * per_op, kv
+
+
+def test_the_duration_is_the_runners_to_give(bindir):
+    """No driver has a duration of its own: the runner always passes the
+    run's DURATION (bench/plan/knobs.py)."""
+    proc = subprocess.run([str(bindir / "mmlat-fork"), "-s", "8"], capture_output=True,
+                          text=True, timeout=10)
+    assert proc.returncode == 2 and proc.stderr.startswith("usage: ") and "-d SECONDS" in proc.stderr
