@@ -100,10 +100,12 @@ compare:
 	@test -n "$(RUN)" || { echo 'mmlat: error: no run: give RUN=results/<id>' >&2; exit 1; }
 	@$(ANALYSIS) compare "$(RUN)" --baseline $(BASELINE) --patched $(PATCHED)
 
-# The Python (pyproject.toml's flake8 settings) and the shell that remains.
+# The Python (flake8, with pyproject.toml's settings) and the shell that
+# remains (shellcheck, with .shellcheckrc's).
+PYTHON_SOURCES = analysis bench tests workloads conftest.py $(wildcard lava)
 SHELL_SOURCES = $(wildcard bench/*.sh guest/*.sh lava/*.sh) .ci/run
 lint:
-	@$(PYTHON) -m flake8
+	@$(PYTHON) -m flake8 --config pyproject.toml $(PYTHON_SOURCES)
 	@shellcheck -x $(SHELL_SOURCES)
 
 test: deps

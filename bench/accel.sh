@@ -8,6 +8,7 @@
 # usage: bench/accel.sh KERNEL_DIR INITRD
 #   env: KVM_PROBE_TIMEOUT, and bench/qemu.sh's GUEST_MEM_MIB
 set -euo pipefail
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 [ $# -eq 2 ] || die "usage: $0 KERNEL_DIR INITRD"
 

@@ -12,6 +12,7 @@
 #   the progress lines' total (rewritten after a full build)
 #   env: CCACHE_DIR, CCACHE_MAXSIZE, PYTHON
 set -euo pipefail
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 [ $# -eq 6 ] || die "usage: $0 NAME TREE OBJ_DIR CONFIG_DIR OUT_DIR STEPS_RECORD"

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Packages from Debian's archive, fetched without changing the host: a
 # private apt configuration (its own sources list, lists and cache under
 # build/apt/), the suites asked for, Debian's archive key. apt checks every
@@ -14,8 +15,9 @@
 # sharing build/ never update one list under another.
 archive_apt() {
 	local dir suite mirror
-	command -v apt-get > /dev/null && command -v dpkg-deb > /dev/null ||
+	if ! command -v apt-get > /dev/null || ! command -v dpkg-deb > /dev/null; then
 		die "fetching from Debian's archive needs apt-get and dpkg-deb (a Debian host)"
+	fi
 	[ -r "$DEBIAN_KEYRING" ] || die "Debian's archive key $DEBIAN_KEYRING is missing (package debian-archive-keyring)"
 	dir=$BUILD_DIR/apt/$(printf '%s\n' "$@" | paste -sd+)
 	mkdir -p "$dir/lists/partial" "$dir/cache/archives/partial"

@@ -9,6 +9,7 @@
 # usage: bench/kconfig.sh make OUT_DIR SOURCE_DIR FRAGMENT...
 #        bench/kconfig.sh check CONFIG FRAGMENT...
 set -euo pipefail
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 # check_config CONFIG FRAGMENT...: print every fragment option whose value
@@ -88,7 +89,7 @@ make_config() {
 		# shellcheck disable=SC2046
 		unknown=$(unknown_options "$src" $(printf '%s\n' "$bad" | grep -o '^CONFIG_[A-Za-z0-9_]*'))
 		printf '%s\n' "$bad" | while read -r line; do
-			case " $(echo $unknown) " in
+			case " ${unknown//$'\n'/ } " in
 			*" ${line%%:*} "*) printf '    %s: unknown to this tree'"'"'s Kconfig\n' "$line" ;;
 			*) printf '    %s: Kconfig knows it, but it did not take effect (a dependency or choice)\n' "$line" ;;
 			esac

@@ -12,6 +12,7 @@
 #   env: BUILD_DIR, KERNEL_SOURCES_CONF, DEBIAN_MIRROR,
 #   DEBIAN_SECURITY_MIRROR, DEBIAN_KEYRING
 set -euo pipefail
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 # kernel_source_suites VERSION: its suites, or fails.
@@ -33,16 +34,19 @@ fetch() {
 	fi
 	suites=$(kernel_source_suites "$version") ||
 		die "Linux $version: ${KERNEL_SOURCES_CONF#"$MMLAT_ROOT"/} names no Debian suite for it (it lists $(cut -d: -f1 "$KERNEL_SOURCES_CONF" | grep -v '^#' | paste -sd' ')); add a line 'VERSION: SUITE...'"
+	# shellcheck source=debian-archive.sh
 	. "$MMLAT_ROOT/bench/debian-archive.sh"
-	archive_apt $suites
+	read -ra suite_list <<< "$suites"
+	archive_apt "${suite_list[@]}"
 	if ! found=$(archive_version "$package"); then
 		die "$package is not in $suites ($DEBIAN_MIRROR); those suites carry: $(archive_carried linux-source- | paste -sd, | sed 's/,/, /g')"
 	fi
-	set -- $found
+	read -r version suite <<< "$found"
+	set -- "$version" "$suite"
 	staging=$dir.tmp.$$
 	rm -rf "$staging"
 	trap 'rm -rf "$staging"' EXIT
-	log "fetching $package $1 from $2 into ${dir#$MMLAT_ROOT/}"
+	log "fetching $package $1 from $2 into ${dir#"$MMLAT_ROOT"/}"
 	archive_download "$staging/deb" "$package=$1"
 	deb=$(ls "$staging"/deb/*.deb)
 	dpkg-deb --fsys-tarfile "$deb" | tar -xO "./usr/src/$package.tar.xz" > "$staging/$package.tar.xz" ||

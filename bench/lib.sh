@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared shell helpers of the leaf commands under bench/ and guest/;
 # sourced, never run. The knobs a leaf reads come from its environment
 # (the orchestrator's, or the Makefile's: bench/plan/knobs.py).

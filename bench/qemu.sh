@@ -13,6 +13,7 @@
 # (a full disk: nothing is written, the caller stops the run), 143 when
 # stopped by a signal.
 set -euo pipefail
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 [ $# -eq 4 ] || die "usage: $0 OUT_DIR KERNEL_DIR INITRD 'JOB ARGS'"
@@ -24,7 +25,7 @@ host_fault() { printf 'mmlat: error: %s\n' "$*" >&2; exit 2; }
 case $ACCEL in
 kvm) accel_args=(-accel kvm) ;;
 tcg-icount) accel_args=(-accel tcg -icount "shift=$ICOUNT_SHIFT,sleep=off") ;;
-tcg-mt) accel_args=(-accel tcg,thread=multi) ;;
+tcg-mt) accel_args=(-accel "tcg,thread=multi") ;;
 *) die "unknown ACCEL '$ACCEL' (kvm, tcg-icount, tcg-mt)" ;;
 esac
 # One vCPU, or another accelerator: the system's QEMU. SMP under icount:
@@ -33,6 +34,7 @@ esac
 qemu_bin=(qemu-system-x86_64)
 smp_append=
 if [ "$ACCEL" = tcg-icount ] && [ "$SMP" != 1 ]; then
+	# shellcheck source=qemu-smp.sh
 	. "$MMLAT_ROOT/bench/qemu-smp.sh"
 	icount_smp_qemu || die "SMP=$SMP with ACCEL=tcg-icount: $ICOUNT_SMP_QEMU_WHY"
 	qemu_bin=("${ICOUNT_SMP_QEMU_CMD[@]}")
@@ -106,8 +108,10 @@ rm -f "$disk" "$out/tar.log"
 runner_start=$(sed -n 's/.*mmlat-runner: start uptime=\([0-9.]*\).*/\1/p' "$con" | head -n 1)
 status=ok
 [ -z "$cause" ] || status=failed
-record write status="$status" cause="$cause" wall_seconds:="$wall" \
+if ! record write status="$status" cause="$cause" wall_seconds:="$wall" \
 	guest_seconds_to_runner:="${runner_start:-null}" accel="$ACCEL" \
-	qemu_binary="${qemu_bin[0]}" qemu="$qemu_version" > "$out/boot.json.tmp" &&
-	mv "$out/boot.json.tmp" "$out/boot.json" || host_fault "cannot write $out/boot.json"
+	qemu_binary="${qemu_bin[0]}" qemu="$qemu_version" > "$out/boot.json.tmp" ||
+   ! mv "$out/boot.json.tmp" "$out/boot.json"; then
+	host_fault "cannot write $out/boot.json"
+fi
 [ -z "$cause" ] || { log "boot failed: $cause"; exit 1; }

@@ -14,6 +14,7 @@
 #   SHA256 (bench/orchestrator/variants.py's hash of the source and the
 #   series), then prints OUT_DIR.
 set -euo pipefail
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 # unpack VERSION OUT: Debian's linux-source-VERSION into OUT, in place only

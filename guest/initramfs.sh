@@ -15,6 +15,7 @@
 #        guest/initramfs.sh module OBJ_DIR OUT.cpio
 #          OBJ_DIR: the variant kernel's object folder
 set -euo pipefail
+# shellcheck source=../bench/lib.sh
 . "$(dirname "$0")/../bench/lib.sh"
 
 GUEST_TOOLS="busybox cyclictest stress-ng"
@@ -68,7 +69,7 @@ build_base() {
 	install -D -m 644 "$etc/workloads.conf" "$root/etc/mmlat/workloads.conf"
 	pack "$root" "$out"
 	rm -rf "$root"
-	log "base initramfs: ${out#$MMLAT_ROOT/} ($(du -h "$out" | cut -f1), sha256 $(sha256sum "$out" | cut -c1-12))"
+	log "base initramfs: ${out#"$MMLAT_ROOT"/} ($(du -h "$out" | cut -f1), sha256 $(sha256sum "$out" | cut -c1-12))"
 }
 
 build_module() {
@@ -76,7 +77,7 @@ build_module() {
 	[ -f "$obj/Module.symvers" ] || die "no kernel built in $obj: run make kernels"
 	root=$out.root.$$
 	rm -rf "$root"
-	log "guest image: building ${GUEST_MODULES// /, } against ${obj#$MMLAT_ROOT/}"
+	log "guest image: building ${GUEST_MODULES// /, } against ${obj#"$MMLAT_ROOT"/}"
 	for mod in $GUEST_MODULES; do
 		src=$out.src.$$/$mod
 		rm -rf "$src"

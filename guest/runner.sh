@@ -97,15 +97,15 @@ job_int() {
 	case $2 in
 	''|*[!0-9]*|0?*) fail "job key $1='$2' is not allowed: an integer in ${3% *}..${3#* }" ;;
 	esac
-	[ "$2" -ge "${3% *}" ] && [ "$2" -le "${3#* }" ] ||
+	if [ "$2" -lt "${3% *}" ] || [ "$2" -gt "${3#* }" ]; then
 		fail "job key $1='$2' is not allowed: an integer in ${3% *}..${3#* }"
+	fi
 }
 
 read_job() {
-	workload=idle params= seed=1 calib=
-	for key in $(knob KNOB_KEYS); do
-		eval "$key=\$(knob $(upper "$key")_DEFAULT)"
-	done
+	workload=idle params='' seed=1 calib=''
+	duration=$(knob DURATION_DEFAULT) size_mib=$(knob SIZE_MIB_DEFAULT) trace=$(knob TRACE_DEFAULT)
+	# shellcheck disable=SC2013 # the command line is words
 	for arg in $(cat "$CMDLINE"); do
 		case $arg in
 		mmlat.*=*)
@@ -123,6 +123,7 @@ read_job() {
 	for key in $(knob KNOB_KEYS); do
 		name=$(upper "$key")
 		eval "value=\$$key"
+		# shellcheck disable=SC2154 # assigned by the eval
 		if [ -n "$(knob "${name}_VALUES")" ]; then
 			job_one_of "$key" "$value" "$(knob "${name}_VALUES")"
 		else
@@ -138,7 +139,7 @@ read_job() {
 	ncpu=$(grep -c ^processor /proc/cpuinfo)
 }
 
-upper() { echo "$1" | tr a-z A-Z; }
+upper() { echo "$1" | tr '[:lower:]' '[:upper:]'; }
 
 ship() {
 	sync
@@ -154,11 +155,11 @@ setup_window_hist() {
 	kind=$1 dis=$2 ena=$3
 	echo "mmlat_${kind} u64 lat; s32 caller; s32 parent" >> $T/synthetic_events
 	echo "hist:keys=common_cpu:ts0=common_timestamp.usecs:c0=caller_offs:p0=parent_offs" \
-		> $T/events/preemptirq/$dis/trigger
+		> "$T/events/preemptirq/$dis/trigger"
 	echo "hist:keys=common_cpu:lat=common_timestamp.usecs-\$ts0:c=\$c0:p=\$p0:onmatch(preemptirq.$dis).trace(mmlat_${kind},\$lat,\$c,\$p)" \
-		> $T/events/preemptirq/$ena/trigger
+		> "$T/events/preemptirq/$ena/trigger"
 	echo "hist:keys=lat,caller,parent:sort=lat:size=32768" \
-		> $T/events/synthetic/mmlat_${kind}/trigger
+		> "$T/events/synthetic/mmlat_${kind}/trigger"
 }
 
 # Windows (trace=windows): the mmlat_windows module aggregates every
@@ -366,8 +367,8 @@ inject_calibration() {
 # cyclictest has locked its memory and started its measuring threads.
 wait_measuring() {
 	tries=0
-	until [ "$(awk '/^Threads:/ {print $2}' /proc/$1/status 2>/dev/null || echo 0)" -gt "$ncpu" ] &&
-	      [ "$(awk '/^VmLck:/ {print $2}' /proc/$1/status 2>/dev/null || echo 0)" -gt 0 ]; do
+	until [ "$(awk '/^Threads:/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0)" -gt "$ncpu" ] &&
+	      [ "$(awk '/^VmLck:/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0)" -gt 0 ]; do
 		kill -0 "$1" 2>/dev/null || fail "cyclictest exited at start: $(tail -n 3 $OUT/cyclictest.log)"
 		tries=$((tries + 1))
 		[ $tries -lt 600 ] || fail "cyclictest did not start measuring within 60 s"
@@ -381,7 +382,7 @@ main() {
 	say "start uptime=$(cut -d' ' -f1 /proc/uptime) workload=$workload duration=$duration"
 	mkdir -p $OUT
 	echo "0" > /proc/sys/kernel/printk_ratelimit 2>/dev/null || true
-	[ "$workload" = probe ] && { echo ok > $OUT/status; ship; trap - EXIT; say done; reboot -f; }
+	[ "$workload" = probe ] && { echo ok > $OUT/status; ship; trap - EXIT; say "done"; reboot -f; }
 	printf 'workload=%s\nduration=%s\ntrace=%s\ncalib=%s\nncpu=%s\nseed=%s\n' \
 		"$workload" "$duration" "$trace" "$calib" "$ncpu" "$seed" > $OUT/job.env
 	[ -z "$params" ] || echo "params=$params" >> $OUT/job.env

@@ -66,7 +66,7 @@ def boots_table(s):
     rows = ["<tr>%s</tr>" % _cells(["variant", "workload", "boot", "repeat", "status",
                                     "cause"], "th", "left")]
     for b in sorted(s["boots"], key=lambda b: (b["status"] == "ok", b["variant"],
-                                                b["workload"], b["boot"], b["repeat"])):
+                                               b["workload"], b["boot"], b["repeat"])):
         rows.append('<tr%s>%s</tr>' % (' class="failed"' if b["status"] != "ok" else "",
                                        _cells([b["variant"], b["workload"], b["boot"],
                                                "r%d" % b["repeat"], b["status"],

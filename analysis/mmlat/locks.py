@@ -119,7 +119,8 @@ def render(pl, labels, boot):
                 L.append(ROW % (labels[side][:8], MODE_SHORT[r["mode"]], _n(r["count"], 7),
                                 _us(r["p50"], 6), _us(r["p99"], 6), _us(r["max"], 7),
                                 "yes" if r["preemptible"] else "no", _n(r["slept"], 5),
-                                _n(r["waits"], 5), _us(r["wait_max_ns"] if r["waits"] else None, 7)))
+                                _n(r["waits"], 5),
+                                _us(r["wait_max_ns"] if r["waits"] else None, 7)))
         top = pl["sites"][lock][:TOP_FUNCS]
         if top:
             L.append("  longest holds by function, max us (%s):" % " / ".join(

@@ -60,7 +60,8 @@ def fig_latency_hist(s):
             if not h:
                 continue
             x, y = stats.hist_to_arrays(h)
-            ax.step(x, y, where="mid", color=COLORS[side], label="%s (max %d us)" % (vname, x.max()))
+            ax.step(x, y, where="mid", color=COLORS[side],
+                    label="%s (max %d us)" % (vname, x.max()))
             ax.axvline(x.max(), color=COLORS[side], ls="--", lw=0.8)
         ax.set_yscale("log")
         ax.set_title("cyclictest latency, %s boots: %s" % (s["figure_boot"]["latency"], w))

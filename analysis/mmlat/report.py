@@ -194,8 +194,10 @@ def _windows(bc, pc, seed):
     for tr in TRACERS:
         t = {"baseline": {}, "patched": {}, "classes": {}}
         for name, cells in (("baseline", bc), ("patched", pc)):
-            t[name] = stats.summarize_with_hist(stats.merge_hists([c["windows"][tr]["hist"] for c in cells]))
-            mx = [c["windows"][tr]["tracer_max"] for c in cells if c["windows"][tr]["tracer_max"] is not None]
+            t[name] = stats.summarize_with_hist(
+                stats.merge_hists([c["windows"][tr]["hist"] for c in cells]))
+            mx = [c["windows"][tr]["tracer_max"] for c in cells
+                  if c["windows"][tr]["tracer_max"] is not None]
             t[name]["tracer_max"] = max(mx) if mx else None
             t[name]["dropped"] = sum(c["windows"][tr]["dropped"] for c in cells)
             t[name]["lock_from_site"] = sum(c["windows"][tr].get("lock_from_site", 0)
@@ -424,16 +426,16 @@ def _hdr(s):
     ks = s.get("kernels") or {}
     for v in [s["baseline"], s["patched"]] if not s["aa_mode"] else [s["baseline"]]:
         k = ks.get(v, {})
-        lines.append("series:   %s: %s  [%s]" % (v, " ".join(k.get("series") or []) or "(none)",
-                                                k.get("kernel_release")))
+        lines.append("series:   %s: %s  [%s]" % (
+            v, " ".join(k.get("series") or []) or "(none)", k.get("kernel_release")))
         if k.get("ref"):
-            lines.append("  git: %s %s (%s)" % (k["ref"], (k.get("commit") or "")[:12],
-                                              k.get("describe")))
+            lines.append("  git: %s %s (%s)" % (
+                k["ref"], (k.get("commit") or "")[:12], k.get("describe")))
             lines.append("  of %s" % k.get("ksrc"))
         pkg = k.get("source_package")
         if pkg:
-            lines.append("  source: %s %s (Debian %s)" % (pkg["package"], pkg["version"],
-                                                       pkg.get("suite")))
+            lines.append("  source: %s %s (Debian %s)" % (
+                pkg["package"], pkg["version"], pkg.get("suite")))
         lines.append("  series sha256 %s" % k.get("series_sha256"))
     configs = m["configs"]
     if len(set(configs.values())) > 1:
@@ -447,7 +449,7 @@ def _hdr(s):
         accel_text(m), m["duration_s"], m["repeat"]))
     lines.append("boots per cell: %s (TRACE=%s)" % (" + ".join(m["boots"]), m["trace"]))
     lines.extend(calibration_lines(s["calibration"]))
-    return [l[:80] for l in lines]
+    return [line[:80] for line in lines]
 
 
 def untested_lines(untested):
@@ -781,6 +783,7 @@ def window_tables(ws, labels, boot):
         t = ws["windows"][tr]
         if not t["classes"]:
             continue
+
         def longest(sides):
             return -max(sides["baseline"]["max"] or 0, sides["patched"]["max"] or 0)
         L.append("%s windows by class, top %d by max (us), %s boots:" % (tr, TOP, boot))
@@ -841,8 +844,8 @@ def attribution_lines(ws, labels):
                  for side in ("baseline", "patched")}
     if any(from_site.values()):
         L.append("  windows the module left untagged, their lock read from the lock")
-        L.append("  call site: %s" % ", ".join("%s %d" % (labels[side], n)
-                                              for side, n in from_site.items()))
+        L.append("  call site: %s" % ", ".join(
+            "%s %d" % (labels[side], n) for side, n in from_site.items()))
     return L
 
 
@@ -976,8 +979,9 @@ def render_txt(s):
         L.append("")
         L.append("FAILED BOOTS:")
         for f in failed_boots(s):
-            L.append(("  %s/%s/%s/r%d: %s" % (f["variant"], f["workload"], f["boot"],
-                                             f["repeat"], f["cause"] or f["status"]))[:80])
+            L.append(("  %s/%s/%s/r%d: %s" % (
+                f["variant"], f["workload"], f["boot"], f["repeat"],
+                f["cause"] or f["status"]))[:80])
     per_patch = steps_section(s)
     if per_patch:
         L.append("")
@@ -1034,8 +1038,9 @@ def render_txt(s):
         hb = stats.pairs_hist(ws["latency"]["baseline"]["hist"])
         hp = stats.pairs_hist(ws["latency"]["patched"]["hist"])
         L.append("latency histogram, %s boots:" % fb["latency"])
-        L.extend(text_hist(hb, hp, label_b=labels["baseline"], label_p=labels["patched"]).rstrip("\n").split("\n"))
-    return "\n".join(l[:80] for l in L) + "\n"
+        L.extend(text_hist(hb, hp, label_b=labels["baseline"],
+                           label_p=labels["patched"]).rstrip("\n").split("\n"))
+    return "\n".join(line[:80] for line in L) + "\n"
 
 
 def render_md(s, txt, pngs):

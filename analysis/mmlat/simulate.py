@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-from plan import model
+from plan.model import AUTO as REPEAT_AUTO
 
 from . import endpoints, sequential, stats
 
@@ -187,7 +187,7 @@ def rounds(first, step, budget):
 
 # REPEAT=auto as the orchestrator runs it (plan.model.AUTO): a first look at
 # 6 repeats, 2 more a round, at most 30 (endpoints.REACHABLE_BOOTS).
-AUTO = (model.AUTO.first, model.AUTO.step, model.AUTO.budget)
+AUTO = (REPEAT_AUTO.first, REPEAT_AUTO.step, REPEAT_AUTO.budget)
 
 
 # Changes the tables show, in margins: none, half, just inside (the worst

@@ -87,7 +87,8 @@ def _hist_file(hist):
     lines = ["%06d %06d" % (k, hist.get(k, 0)) for k in range(0, 400)]
     lines.append("# Total: %09d" % sum(hist.values()))
     lines.append("# Min Latencies: %05d" % rows[0])
-    lines.append("# Avg Latencies: %05d" % int(sum(k * v for k, v in hist.items()) / sum(hist.values())))
+    lines.append("# Avg Latencies: %05d"
+                 % int(sum(k * v for k, v in hist.items()) / sum(hist.values())))
     lines.append("# Max Latencies: %05d" % rows[-1])
     lines.append("# Histogram Overflows: 00000")
     lines.append("# Histogram Overflow at cycle number:")
@@ -101,7 +102,8 @@ def _trigger(entries):
     for lat, c, p, n in entries:
         out.append("{ lat: %10d, caller: %10d, parent: %10d } hitcount: %10d" % (lat, c, p, n))
         hits += n
-    out += ["", "Totals:", "    Hits: %d" % hits, "    Entries: %d" % len(entries), "    Dropped: 0"]
+    out += ["", "Totals:", "    Hits: %d" % hits, "    Entries: %d" % len(entries),
+            "    Dropped: 0"]
     return "\n".join(out) + "\n"
 
 
@@ -229,6 +231,8 @@ I_MMAP_NS = (300123, 250123, 200123)
 
 def i_mmap_ns(vi, workload):
     return round(I_MMAP_NS[vi] * workload_factor(workload))
+
+
 # Window time in class other over 50 us, per boot: OTHER_N windows of OTHER_NS.
 OTHER_NS, OTHER_N = 60000, 2
 

@@ -29,10 +29,10 @@ def _block(lines, heading):
     line that starts in column 0."""
     i = [j for j, l in enumerate(lines) if l.startswith(heading)][0]
     out = []
-    for l in lines[i + 1:]:
-        if not l.startswith(" "):
+    for line in lines[i + 1:]:
+        if not line.startswith(" "):
             break
-        out.append(l)
+        out.append(line)
     return out
 
 
@@ -46,7 +46,8 @@ def _workload(txt, w):
 
 def test_report_leads_with_the_critical_sections(txt):
     lines = txt.splitlines()
-    assert all(len(l) <= 80 for l in lines)
+    assert all(len(line) <= 80 for line in lines)
+
     def first(start):
         return min(i for i, l in enumerate(lines) if l.startswith(start))
     crit = [i for i, l in enumerate(lines) if ": critical sections (" in l]
@@ -237,19 +238,28 @@ def _guest(tmp_path, windows, locks=None):
 
 
 # Keys' buckets have key_sub_bits 3: [8192, 9216) and [11264, 12288).
-TWO_CPUS = """mmlat_windows 3
-param clock=local_clock thresh_ns=5000 table_size=512 cpus=2 sub_bits=6 key_sub_bits=3 running=0
-kind preempt n=3 total_ns=30000 max_ns=12000 unmatched=0 nested_begin=0 edge=0 idle_cut=0 keyed=3 overflow=0 overflow_max_ns=0 max_lock=none
-bucket preempt lo_ns=8192 hi_ns=8320 n=2
-bucket preempt lo_ns=11776 hi_ns=11904 n=1
-key preempt cpu=0 n=1 total_ns=9000 max_ns=8200 lock=none stack=_raw_spin_lock+0x1a/0x30,zap_pte_range+0x1f3/0x500,zap_pmd_range+0x12a/0x1f0 buckets=8192:1,
-key preempt cpu=1 n=2 total_ns=21000 max_ns=12000 lock=none stack=_raw_spin_lock+0x1a/0x30,zap_pte_range+0x1f3/0x500,zap_pmd_range+0x12a/0x1f0 buckets=8192:1,11264:1,
-"""
-LOCKS = """mmlat_locks 3
-param clock=local_clock method=ftrace-caller functions=1 missing=0 ptl_filter=struct-page i_mmap=spin anon_vma=spin sub_bits=6 running=0
-total lock=pte holds=0 lost=0 discarded=0 in_flight=0
-total nonlock=0 site_overflow=0 slot_overflow=0
-"""
+TWO_CPUS = "\n".join([
+    "mmlat_windows 3",
+    "param clock=local_clock thresh_ns=5000 table_size=512 cpus=2 sub_bits=6 "
+    "key_sub_bits=3 running=0",
+    "kind preempt n=3 total_ns=30000 max_ns=12000 unmatched=0 nested_begin=0 edge=0 "
+    "idle_cut=0 keyed=3 overflow=0 overflow_max_ns=0 max_lock=none",
+    "bucket preempt lo_ns=8192 hi_ns=8320 n=2",
+    "bucket preempt lo_ns=11776 hi_ns=11904 n=1",
+    "key preempt cpu=0 n=1 total_ns=9000 max_ns=8200 lock=none "
+    "stack=_raw_spin_lock+0x1a/0x30,zap_pte_range+0x1f3/0x500,zap_pmd_range+0x12a/0x1f0 "
+    "buckets=8192:1,",
+    "key preempt cpu=1 n=2 total_ns=21000 max_ns=12000 lock=none "
+    "stack=_raw_spin_lock+0x1a/0x30,zap_pte_range+0x1f3/0x500,zap_pmd_range+0x12a/0x1f0 "
+    "buckets=8192:1,11264:1,",
+]) + "\n"
+LOCKS = "\n".join([
+    "mmlat_locks 3",
+    "param clock=local_clock method=ftrace-caller functions=1 missing=0 "
+    "ptl_filter=struct-page i_mmap=spin anon_vma=spin sub_bits=6 running=0",
+    "total lock=pte holds=0 lost=0 discarded=0 in_flight=0",
+    "total nonlock=0 site_overflow=0 slot_overflow=0",
+]) + "\n"
 
 
 def test_equal_keys_of_two_cpus_are_one_site(tmp_path):
@@ -281,7 +291,7 @@ def test_aa_hold_tables_name_odd_and_even(tmp_path):
     run = load.load_run(make_run(str(tmp_path / "aa"), repeats=2, failed=False))
     s = report.build(run, "baseline", "baseline", n_resamples=20)
     txt = report.render_txt(s)
-    assert all(len(l) <= 80 for l in txt.splitlines())
+    assert all(len(line) <= 80 for line in txt.splitlines())
     rows = _block(txt.splitlines(), "i_mmap lock hold time")
     assert [r.split()[0] for r in rows[1:3]] == ["odd", "even"]
     assert stats.pairs_hist(s["workloads"]["munmap"]["locks"]["classes"]["i_mmap-lock"][

@@ -21,8 +21,8 @@ def test_every_workload_has_latency_primary_and_the_table_names_real_endpoints()
             assert x.endpoint in workloads.BY_NAME[w].primary and len(x.why) > 20, (w, x)
     # a parameterised entry is its workload
     assert endpoints.primary("imap:n=256,s=1") == endpoints.primary("imap")
-    assert [e.name for e in endpoints.primary("sng-mm")] == list(workloads.LATENCY
-                                                                  + workloads.WORK)
+    assert [e.name for e in endpoints.primary("sng-mm")] == list(
+        workloads.LATENCY + workloads.WORK)
     names = {e.name for e in endpoints.primary("truncate")}
     assert "i_mmap-lock window" in names and "i_mmap hold" not in names
     assert not names & {e.name for e in endpoints.exploratory("truncate")}

@@ -59,8 +59,8 @@ def test_format_3_is_upgraded_on_the_way_in(tmp_path):
                                         ("irq", 100)]
     assert plan.calibration.workloads == ["calib"] and plan.cross is False
     assert [(r.first, r.last) for r in plan.rounds] == [(1, 2)]
-    assert (meta.accel, meta.configs, meta.knobs["REPEAT"]) == ("tcg-icount", {"mainline": "830a"},
-                                                               "2")
+    assert (meta.accel, meta.configs, meta.knobs["REPEAT"]) == (
+        "tcg-icount", {"mainline": "830a"}, "2")
     cell = records.read_cell(cell_path)
     assert cell.calibrated and cell.boot.path == "mainline/calib/traced/r1"
     assert (cell.executor, cell.result.status, cell.result.wall_seconds) == ("local", "ok", 20.9)

@@ -149,7 +149,7 @@ def test_report_cli(worse_run, capsys):
     out = capsys.readouterr().out
     txt = open(os.path.join(worse_run, "report", "report.txt")).read()
     assert txt in out
-    assert all(len(l) <= 80 for l in txt.splitlines())
+    assert all(len(line) <= 80 for line in txt.splitlines())
     assert "kernel:   6.1.0-test" in txt and "accel: tcg" in txt
     assert "boots per cell: clean + traced (TRACE=windows)" in txt
     assert "FAILED BOOTS:" in txt
@@ -324,18 +324,22 @@ def test_trace_none_run_has_latency_only(tmp_path):
     assert s["gate"]["family"] == 2 * len(workloads.LATENCY + workloads.WORK)
     assert "None" not in txt
 
+
 def test_summary_cli(worse_run, capsys):
     assert main(["summary", worse_run]) == 0
     t = open(os.path.join(worse_run, "summary.txt")).read()
-    assert all(len(l) <= 80 for l in t.splitlines())
+    assert all(len(line) <= 80 for line in t.splitlines())
     head = t.splitlines()[0].split()
     assert head[-2:] == ["preemptoff", "irqsoff"]
     run = load.load_run(worse_run)
-    row = [l for l in t.splitlines() if l.startswith("baseline") and "munmap" in l][0].split()
-    clean_max = max(c["cyclictest"]["max"] for c in load.ok_cells(run, "baseline", "munmap", "clean"))
+    row = [line for line in t.splitlines()
+           if line.startswith("baseline") and "munmap" in line][0].split()
+    clean_max = max(c["cyclictest"]["max"]
+                    for c in load.ok_cells(run, "baseline", "munmap", "clean"))
     assert row[2:4] == ["%d/%d" % (REPEATS, REPEATS)] * 2
     assert row[-3:] == [str(clean_max), "%.1f" % (fakerun.zap_ns(0, 25) / 1000), "10"]
-    fork = [l for l in t.splitlines() if l.startswith("patched") and "fork" in l][0].split()
+    fork = [line for line in t.splitlines()
+            if line.startswith("patched") and "fork" in line][0].split()
     assert fork[2:4] == ["%d/%d" % (REPEATS, REPEATS), "%d/%d" % (REPEATS - 1, REPEATS)]
 
 
@@ -420,7 +424,7 @@ def test_figures_in_the_units_precision():
 
 def test_text_hist():
     t = report.text_hist({10: 100, 20: 1}, {10: 10}, rows=4)
-    assert "#" in t and "o" in t and all(len(l) <= 80 for l in t.splitlines())
+    assert "#" in t and "o" in t and all(len(line) <= 80 for line in t.splitlines())
 
 
 def test_header_from_build_json(tmp_path):
@@ -431,7 +435,7 @@ def test_header_from_build_json(tmp_path):
     txt = report.render_txt(report.build(run, n_resamples=20))
     assert "series:   patched: mm-preempt-v10  [6.1.192-mmlat-patched]" in txt
     assert "  series sha256 e3b0" + "0" * 60 in txt
-    assert all(len(l) <= 80 for l in txt.splitlines())
+    assert all(len(line) <= 80 for line in txt.splitlines())
 
 
 def test_header_names_the_debian_package_and_untested_versions(tmp_path):
@@ -445,7 +449,7 @@ def test_header_names_the_debian_package_and_untested_versions(tmp_path):
     assert "  source: linux-source-7.4 7.4.1-1 (Debian sid)" in txt
     assert ("WARNING: Linux 7.4 (baseline, patched): not a tested version; checked before its"
             in txt)
-    assert all(len(l) <= 80 for l in txt.splitlines())
+    assert all(len(line) <= 80 for line in txt.splitlines())
 
 
 def module_bucket_lo(b, sub_bits=6):
@@ -490,7 +494,8 @@ def test_module_histograms_are_read_at_midpoints(worse):
     assert cls["max"] == zap / 1000
     # every preempt-off window: 500 of 3 us, exact in no bucket
     lo3 = fakerun.bucket_lo(3000)
-    assert ws["windows"]["preemptoff"]["baseline"]["p50"] == (lo3 + fakerun.bucket_hi(lo3)) / 2 / 1000
+    assert ws["windows"]["preemptoff"]["baseline"]["p50"] == (
+        (lo3 + fakerun.bucket_hi(lo3)) / 2 / 1000)
     pte = ws["locks"]["classes"]["pte-lock-zap"]["baseline"]
     assert pte["p50"] == 1032 and pte["max"] == zap - 40000
 
@@ -555,8 +560,8 @@ def test_header_states_b_and_a_per_variant_and_kind(calib_run):
         CALIB_HEAD,
         "  baseline (idle)          1.2/1.000  0.8/1.000  1.5/1.000  2.5/1.001  2.5/1.000",
         "  patched (idle)           1.3/1.000  0.9/1.000  1.4/1.000  3.1/0.993 13.0/1.000"]
-    assert not any("calibration" in l for l in lines[:i] + lines[i + 3:])
-    assert all(len(l) <= 80 for l in lines)
+    assert not any("calibration" in line for line in lines[:i] + lines[i + 3:])
+    assert all(len(line) <= 80 for line in lines)
 
 
 def test_header_lists_baseline_first_whatever_the_names(tmp_path):
@@ -566,7 +571,7 @@ def test_header_lists_baseline_first_whatever_the_names(tmp_path):
     fakerun.write_calibration(r, {"zeta": FITS["baseline"], "alpha": FITS["patched"]})
     lines = header(r, "--baseline", "zeta", "--patched", "alpha")
     i = lines.index(CALIB_HEAD)
-    assert [l.split()[0] for l in lines[i + 1:i + 3]] == ["zeta", "alpha"]
+    assert [line.split()[0] for line in lines[i + 1:i + 3]] == ["zeta", "alpha"]
 
 
 def test_header_names_each_calibrated_workload_and_missing_kinds(calib_run):
@@ -577,7 +582,7 @@ def test_header_names_each_calibrated_workload_and_missing_kinds(calib_run):
         "patched": {"idle": {"irq": (1.0, 2.0)}}})
     lines = header(calib_run)
     i = lines.index(CALIB_HEAD)
-    assert [l.split() for l in lines[i + 1:i + 4]] == [
+    assert [line.split() for line in lines[i + 1:i + 4]] == [
         ["baseline", "(idle)", "1.0/1.000", "-", "-", "-", "-"],
         ["baseline", "(munmap)", "4.0/1.000", "-", "-", "-", "-"],
         ["patched", "(idle)", "-", "2.0/1.000", "-", "-", "-"]]
@@ -605,8 +610,8 @@ def test_a_long_calibration_failure_is_wrapped_not_cut(calib_run):
     assert lines[i - 3] == "calibration FAILED, 1 failure in calibration.json, the first:"
     assert lines[i - 2].startswith("  patched/calib/traced/r1: window 7")
     assert lines[i - 1].startswith("    ")
-    assert " ".join(l.strip() for l in lines[i - 2:i]) == "patched/calib/traced/r1: " + why
-    assert all(len(l) <= 80 for l in lines)
+    assert " ".join(line.strip() for line in lines[i - 2:i]) == "patched/calib/traced/r1: " + why
+    assert all(len(line) <= 80 for line in lines)
 
 
 @pytest.mark.parametrize("calib, trace, line", [
@@ -618,7 +623,7 @@ def test_a_long_calibration_failure_is_wrapped_not_cut(calib_run):
 def test_header_says_why_there_is_no_calibration(tmp_path, calib, trace, line):
     r = make_run(str(tmp_path / "r"), repeats=2, failed=False, calib=calib, trace=trace)
     lines = header(r)
-    assert [l for l in lines if l.startswith("calibration")] == [line]
+    assert [row for row in lines if row.startswith("calibration")] == [line]
 
 
 def test_workloads_sort_a_parameters_values_as_numbers(tmp_path):

@@ -78,10 +78,10 @@ def test_locks_summary_known_answer():
     lines = locks.render(s, {"baseline": "baseline", "patched": "patched"}, "traced")
     assert "  patched  no holds recorded" not in lines    # patched has no boot
     # p50: the midpoint of [8192, 8320)
-    assert [l for l in lines if l.startswith("  baseline")][0].split() == [
+    assert [line for line in lines if line.startswith("  baseline")][0].split() == [
         "baseline", "rwsem-w", "4", "8.3", "50.0", "50.0", "yes", "1", "2", "6.0"]
     assert "  baseline no holds recorded" in lines         # anon_vma
-    assert all(len(l) <= 80 for l in lines)
+    assert all(len(line) <= 80 for line in lines)
 
 
 def test_hold_times_too_wide_for_their_column_lose_the_decimal():
@@ -192,9 +192,9 @@ def test_real_report(tmp_path):
     s = report.build(r, "baseline", "patched", n_resamples=20)
     txt = report.render_txt(s)
     lines = txt.splitlines()
-    assert all(len(l) <= 80 for l in lines)
+    assert all(len(line) <= 80 for line in lines)
     crit = [i for i, l in enumerate(lines) if ": critical sections (" in l]
-    assert crit and all(not l.startswith("cyclictest") for l in lines[:crit[0]])
+    assert crit and all(not line.startswith("cyclictest") for line in lines[:crit[0]])
     for ws in s["workloads"].values():
         assert all(row["agree"] for row in ws["attribution"])
 

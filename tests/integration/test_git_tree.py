@@ -107,7 +107,8 @@ def test_both_refs_boot_measure_and_trace(run_dir, ref):
         work = parse.parse_workload(cell / "guest/workload.txt")[0]
         assert work["ops"] > 0
     # the window module, built against 6.12, loaded and recorded windows
-    win = parse.parse_windows(run_dir / "cells" / ref / "munmap/traced/r1/guest/windows/windows.txt")
+    guest = run_dir / "cells" / ref / "munmap/traced/r1/guest"
+    win = parse.parse_windows(guest / "windows/windows.txt")
     assert win["kinds"]["preempt"]["n"] > 100
     locks = parse.parse_locks(run_dir / "cells" / ref / "munmap/traced/r1/guest/windows/locks.txt")
     assert locks["totals"]["pte"]["holds"] > 0

@@ -29,7 +29,8 @@ STUBS = {
         echo '{"package": "linux-source-'"$2"'", "version": "6.1.0-1"}' > "$d/package.json"
         echo "$d/package.json"
         """),
-    "guest/initramfs.sh": 'case $1 in base) echo base > "$2" ;; module) echo module > "$3" ;; esac\n',
+    "guest/initramfs.sh":
+        'case $1 in base) echo base > "$2" ;; module) echo module > "$3" ;; esac\n',
     # ACCEL=auto: the probe's verdict
     "bench/accel.sh": "echo tcg-icount\n",
     # One line per boot in boots.log: the output dir and the guest job.
@@ -52,7 +53,9 @@ STUBS = {
         echo "$job" > "$out/console.log"
         printf '%%s\\n' "${STUB_QEMU:-qemu-stub}" > "$out/qemu.cmdline"
         status=ok cause=
-        case $job in *"${STUB_FAIL:-none-fails}"*) status=failed cause=${STUB_CAUSE:-stub failure} ;; esac
+        case $job in *"${STUB_FAIL:-none-fails}"*)
+            status=failed cause=${STUB_CAUSE:-stub failure} ;;
+        esac
         # STUB_SLEEP: seconds each boot takes; events.log: when each
         # boot starts and ends
         echo "start $out" >> "$MMLAT_RESULTS/events.log"
@@ -65,6 +68,7 @@ STUBS = {
 }
 # The real files the orchestrator reads beside the stubs.
 REAL = ("bench/lib.sh", "bench/record.py", "bench/qemu-smp.sh", "bench/kernel-sources.conf")
+
 
 @pytest.fixture
 def matrix(tmp_path, terminal_job):

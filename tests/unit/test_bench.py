@@ -15,6 +15,7 @@ from orchestrator import variants
 from orchestrator.variants import Resolver
 from plan import knobs
 
+
 def test_matrix_runs_clean_then_traced_boot_per_cell(matrix):
     run_matrix, run = matrix
     proc, boots = run_matrix()
@@ -338,7 +339,8 @@ def test_matrix_passes_workload_parameters_as_a_job_key(matrix):
     ("imap:", "an empty parameter"),
     ("imap:n=3,", "an empty parameter"),
     ("imap:n=3,n=4", "'n' given twice"),
-    ("munmap:n=3", "workload 'munmap' takes no parameters (with parameters: anonchain imap reclaim)"),
+    ("munmap:n=3", "workload 'munmap' takes no parameters (with parameters: anonchain imap "
+                   "reclaim)"),
 ])
 def test_matrix_refuses_bad_workload_parameters_before_anything_runs(matrix, entry, message):
     run_matrix, run = matrix

@@ -9,7 +9,6 @@ import os
 import re
 import subprocess
 import time
-from pathlib import Path
 
 import pytest
 from helpers import NO_ARCHIVE, ROOT, clean_environ
@@ -21,7 +20,8 @@ def tree(path):
 
 
 BAD_KNOBS = [
-    ({"TRACE": "window"}, "TRACE='window' is not allowed: TRACE takes one of: windows max full none"),
+    ({"TRACE": "window"}, "TRACE='window' is not allowed: TRACE takes one of: windows max full "
+     "none"),
     ({"ACCEL": "bogus"}, "ACCEL='bogus' is not allowed: ACCEL takes one of: auto kvm tcg-icount "
      "tcg-mt"),
     ({"DURATION": "abc"}, "DURATION='abc' is not allowed: DURATION takes an integer in 1..3600"),
@@ -87,7 +87,7 @@ BAD_KNOBS = [
     ({"VARIANTS": "base x=tree:5.10"}, "variant 'x' (tree:5.10) is Linux 5.10; mmlat needs 6.1 "
                                        "or later"),
     ({"VARIANTS": "base x=pre+tree:6.12"}, "variant 'x': 'tree:6.12': one source, before the "
-                                            "series directories"),
+                                           "series directories"),
     ({"VARIANTS": "base x=git:HEAD"}, "variant 'x' names git:HEAD, but KSRC (the git tree) "
                                       "is not set"),
     ({"VARIANTS": "base nosuch"}, "unknown variant 'nosuch'"),

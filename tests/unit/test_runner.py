@@ -16,10 +16,10 @@ def runner(tmp_path, cmdline, script):
     script = '. guest/runner.sh; trap - EXIT; fail() { echo "FAIL: $*"; exit 3; }; ' + script
     # the guest's shell, busybox's, where the host has it
     shell = ["busybox", "sh"] if shutil.which("busybox") else ["sh"]
-    return run([*shell, "-c", script], {"MMLAT_RUNNER_LIB": "1",
-                                      "MMLAT_CMDLINE": str(tmp_path / "cmdline"),
-                                      "MMLAT_KNOBS": str(tmp_path / "etc/knobs.conf"),
-                                      "MMLAT_WORKLOADS": str(tmp_path / "etc/workloads.conf")})
+    return run([*shell, "-c", script], {
+        "MMLAT_RUNNER_LIB": "1", "MMLAT_CMDLINE": str(tmp_path / "cmdline"),
+        "MMLAT_KNOBS": str(tmp_path / "etc/knobs.conf"),
+        "MMLAT_WORKLOADS": str(tmp_path / "etc/workloads.conf")})
 
 
 def runner_job(tmp_path, cmdline):

@@ -2,7 +2,6 @@
 refusal of one that lacks the round-robin fairness fix, and what the run
 records. Fake QEMU binaries print a version line; nothing boots."""
 import json
-import os
 import subprocess
 import time
 
