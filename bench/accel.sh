@@ -25,7 +25,7 @@ if [ -r /dev/kvm ] && [ -w /dev/kvm ]; then
 	probe=$BUILD_DIR/accel-probe
 	rm -rf "$probe"
 	timeout=$KVM_PROBE_TIMEOUT
-	# run-matrix passes its copy of the kernel, guest/run-*/kernel-NAME
+	# the orchestrator passes its copy of the kernel, guest/run-*/kernel-NAME
 	kernel=$(basename "$1")
 	log "accelerator probe: booting '${kernel#kernel-}' under KVM to see if it reaches the runner (up to ${timeout} s)"
 	if ACCEL=kvm SMP=2 CELL_TIMEOUT=$timeout \

@@ -2,7 +2,7 @@
 run whose configs differ (CROSS=yes: other kernel versions, other
 sources).  Each kernel's .config and the fragments it was made from are
 in the run (kernels/<variant>/config, fragments.config: bench/build.sh
-and bench/run-matrix.sh copy them there).
+and the orchestrator copy them there).
 
 What matters: every option the fragments set (the preemption model, the
 tracers and the mm options the bench config asks for), plus the options

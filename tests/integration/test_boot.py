@@ -71,7 +71,7 @@ def cell(run_dir, workload, boot):
 def test_meta_records_mode_and_hashes(run_dir):
     meta = json.loads((run_dir / "meta.json").read_text())
     assert meta["accel"] in ("kvm", "tcg-icount")
-    assert len(meta["config_sha256"]) == 64
+    assert len(meta["configs"]["mainline"]) == 64
     assert meta["kernel_version"].startswith("6.1.")
     assert meta["boots"] == ["clean", "traced"]
 
