@@ -8,7 +8,7 @@ is refused, naming what it is."""
 import json
 import os
 
-from plan import calib, knobs
+from plan import calib
 from plan.model import (FORMAT, Boot, BootResult, BuildRecord, Calibration, Cell, CellRecord,
                         Meta, Plan, RecordError, Round, Step, Sweep, Variant)
 
@@ -113,7 +113,7 @@ def _upgrade_meta(doc, run_dir):
                 workloads=doc["workloads"].split(),
                 sweeps=[Sweep(**s) for s in doc.get("sweeps", [])], boots=doc["boots"],
                 trace=doc["trace"], calibration=calibration, duration_s=doc["duration_s"],
-                size_mib=int(knobs.knob("SIZE_MIB").default), repeat=repeat,
+                repeat=repeat,
                 rounds=[Round(index=1, first=1, last=repeat, reason="REPEAT=%d" % repeat)],
                 flavor=doc.get("flavor", "bench"), cross=doc.get("cross") == "yes",
                 executor="local")

@@ -290,7 +290,7 @@ def meta(variants=("baseline", "patched"), workloads=("munmap", "fork"), repeats
         sweeps=[Sweep(**sw) for sw in sweeps],
         boots=boots, trace=trace,
         calibration=Calibration(calib, calibration.parse(calib), ["calib"]) if calib else None,
-        duration_s=30, size_mib=16, repeat="auto" if auto else repeats,
+        duration_s=30, repeat="auto" if auto else repeats,
         rounds=[Round(index=i, first=f, last=last, reason="REPEAT=auto", spent=spent)
                 for i, (f, last, spent) in enumerate(auto, 1)]
         or [Round(index=1, first=1, last=repeats, reason="REPEAT=%d" % repeats)],

@@ -154,7 +154,7 @@ def plan_run(values, steps_dir):
     plan = Plan(run_id=values["RUN_ID"], variants=variants, steps=step_list, workloads=entries,
                 sweeps=sweeps, boots=list(BOOT_KINDS[:1 if values["TRACE"] == "none" else 2]),
                 trace=values["TRACE"], calibration=cal, duration_s=int(values["DURATION"]),
-                size_mib=int(values["SIZE_MIB"]), repeat=repeat, rounds=rounds,
+                repeat=repeat, rounds=rounds,
                 flavor=values["FLAVOR"], cross=values["CROSS"] == "yes",
                 executor=values["EXECUTOR"])
     return Entry(plan=plan, values=values, partials=partials, untested=untested)

@@ -50,7 +50,7 @@ class Scheduler:
     # -- submitting
 
     def job_of(self, boot):
-        return BootJob(run_id=self.plan.run_id, boot=boot, job=self.plan.job(boot),
+        return BootJob(run_id=self.plan.run_id, boot=boot, job=self.plan.job(boot, self.values),
                        kernel=self.images.kernel(boot.cell.variant),
                        initrd=self.images.initrd(boot.cell.variant),
                        staging=self.run.staging(boot), accel=self.machine.accel,

@@ -14,7 +14,7 @@ import types
 import typing
 from dataclasses import dataclass, field
 
-from . import calib
+from . import calib, knobs
 
 FORMAT = 4
 BOOT_KINDS = ("clean", "traced")
@@ -206,7 +206,6 @@ class Plan(Record):
     trace: str
     calibration: Calibration | None
     duration_s: int
-    size_mib: int
     repeat: int | str           # REPEAT: N, or "auto"
     rounds: list[Round]
     flavor: str
@@ -222,15 +221,16 @@ class Plan(Record):
         return (self.calibration is not None and kind == "traced"
                 and cell.workload in self.calibration.workloads)
 
-    def job(self, boot):
-        """The guest job of one of its boots: the calibration boot runs the
-        idle job; clean boots run no instrument."""
+    def job(self, boot, values):
+        """The guest job of one of its boots, with the guest knobs' values
+        (values: every knob's, plan/knobs.py): the calibration boot runs
+        the idle job; clean boots run no instrument."""
         name, _, params = boot.cell.workload.partition(":")
         if boot.cell.workload == CALIB_CELL:
             name, params = "idle", ""
-        return GuestJob(workload=name, params=params, duration=self.duration_s,
-                        size_mib=self.size_mib,
-                        trace=self.trace if boot.kind == "traced" else "none", seed=boot.repeat,
+        guest = {k.job_key: values[k.name] for k in knobs.KNOBS if k.job_key}
+        guest["trace"] = self.trace if boot.kind == "traced" else "none"
+        return GuestJob(workload=name, params=params, knobs=guest, seed=boot.repeat,
                         calib=calib.guest_form(self.calibration.windows)
                         if self.calibrated(boot.cell, boot.kind) else "")
 
@@ -250,23 +250,24 @@ class Plan(Record):
 
 @dataclass(frozen=True)
 class GuestJob(Record):
-    """The guest runner's job, one mmlat.KEY=VALUE a field on the kernel
-    command line (an empty field is left out); these fields are the job
-    keys the runner allows (guest/runner.sh)."""
+    """The guest runner's job, one mmlat.KEY=VALUE a key on the kernel
+    command line (an empty value is left out): the workload and its
+    parameters, the guest knobs' job keys (plan/knobs.py), the seed and
+    the calibration windows. KEYS are the job keys the runner allows
+    (guest/runner.sh)."""
     workload: str               # a workload's name, or probe (bench/accel.sh)
     params: str                 # its parameters, KEY=VALUE,...
-    duration: int
-    size_mib: int
-    trace: str
+    knobs: dict[str, str]       # job key -> value, the registry's order
     seed: int                   # the repeat N
     calib: str                  # the windows, calib.guest_form
 
     def cmdline(self):
-        return " ".join("mmlat.%s=%s" % (f.name, getattr(self, f.name))
-                        for f in dataclasses.fields(self) if getattr(self, f.name) != "")
+        pairs = [("workload", self.workload), ("params", self.params), *self.knobs.items(),
+                 ("seed", self.seed), ("calib", self.calib)]
+        return " ".join("mmlat.%s=%s" % kv for kv in pairs if kv[1] != "")
 
 
-KEYS = tuple(f.name for f in dataclasses.fields(GuestJob))
+KEYS = ("workload", "params", *(k.job_key for k in knobs.KNOBS if k.job_key), "seed", "calib")
 
 
 @dataclass

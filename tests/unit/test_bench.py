@@ -623,3 +623,17 @@ def test_repeat_auto_needs_baseline_and_patched_among_the_variants(matrix):
     assert proc.returncode != 0 and boots == []
     assert ("REPEAT=auto compares BASELINE with PATCHED, but BASELINE='baseline' is none of "
             "the variants (base patch)") in proc.stderr
+
+
+def test_every_guest_knob_reaches_the_guest_job(matrix):
+    """A knob with a job key (plan/knobs.py) goes to every boot's job as
+    given; TRACE's is the instrument of a traced boot, none of a clean
+    one."""
+    run_matrix, run = matrix
+    proc, boots = run_matrix(SIZE_MIB="8", DURATION="2", CALIB="", REPEAT="1",
+                             WORKLOADS="munmap")
+    assert proc.returncode == 0, proc.stderr
+    jobs = {line.split()[0]: line.split(" ", 1)[1] for line in boots}
+    assert jobs["t/cells/base/munmap/clean/.r1.tmp"] == (
+        "mmlat.workload=munmap mmlat.duration=2 mmlat.size_mib=8 mmlat.trace=none mmlat.seed=1")
+    assert "mmlat.trace=windows" in jobs["t/cells/base/munmap/traced/.r1.tmp"]

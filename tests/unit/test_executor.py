@@ -12,6 +12,7 @@ from orchestrator import executor
 from orchestrator.machine import Machine
 from orchestrator.paths import Run
 from orchestrator.scheduler import MAX_ATTEMPTS, Scheduler
+from plan import knobs
 from plan.model import BootResult, JobRecord, Plan, Round, Variant, write
 
 
@@ -78,7 +79,7 @@ class Images:
 def make_plan(repeat=2):
     return Plan(run_id="t", variants=[Variant("v", "v", "tree:6.1", "6.1", "", (), 0)], steps=[],
                 workloads=["munmap"], sweeps=[], boots=["clean"], trace="none",
-                calibration=None, duration_s=1, size_mib=16, repeat=repeat,
+                calibration=None, duration_s=1, repeat=repeat,
                 rounds=[Round(1, 1, repeat, "REPEAT=%d" % repeat)], flavor="bench",
                 cross=False, executor="fake")
 
@@ -89,8 +90,7 @@ def schedule(tmp_path):
     def make(exe, **values):
         run = Run(str(tmp_path / "t"))
         os.makedirs(run.cells, exist_ok=True)
-        values = dict({"BOOT_FREE_MIB": "1", "CELL_TIMEOUT": "", "GUEST_MEM_MIB": "1024",
-                       "ICOUNT_SHIFT": "3"}, **values)
+        values = dict(knobs.read({}), **dict({"BOOT_FREE_MIB": "1"}, **values))
         machine = Machine(accel="tcg-icount", smp=1, qemu_binary="qemu", qemu="QEMU", jobs=2)
         return Scheduler(run, make_plan(), exe, machine, Images(), values,
                          {"v": ("c0ffee", "e3b0")}), run
