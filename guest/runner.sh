@@ -105,7 +105,6 @@ job_int() {
 read_job() {
 	workload=idle params='' seed=1 calib=''
 	duration=$(knob DURATION_DEFAULT) size_mib=$(knob SIZE_MIB_DEFAULT) trace=$(knob TRACE_DEFAULT)
-	interval_us=$(knob INTERVAL_US_DEFAULT)
 	# shellcheck disable=SC2013 # the command line is words
 	for arg in $(cat "$CMDLINE"); do
 		case $arg in
@@ -397,7 +396,7 @@ main() {
 	# cyclictest runs until told to stop, and tracing covers only the time
 	# it measures: its own mlockall() at start and munlockall() at exit are
 	# long PTE-lock walks that are not part of any workload.
-	cyclictest -S -m -p95 -i"$interval_us" -q -h 20000 \
+	cyclictest -S -m -p95 -i500 -q -h 20000 \
 		--histfile=$OUT/cyclictest.hist --json=$OUT/cyclictest.json \
 		> $OUT/cyclictest.log 2>&1 &
 	cyclictest_pid=$!

@@ -152,8 +152,6 @@ KNOBS = (
     Knob("REPEAT", "10", Integer(1, 1000, words=("auto",)), HOST,
          "boots a side of each cell (their seeds 1..REPEAT); auto: rounds of boots until the "
          "rule of analysis/mmlat/sequential.py decides every primary endpoint", run=True),
-    Knob("INTERVAL_US", "500", Integer(100, 10000), BOTH, "cyclictest's period in us",
-         run=True, job_key="interval_us"),
     Knob("TRACE", "windows", Choice(("windows", "max", "full", "none")), BOTH,
          "the traced boots' instrument (windows: the window module); none: clean boots only",
          run=True, job_key="trace"),

@@ -99,7 +99,6 @@ WORKLOADS = (
              stress_ng="--fork NCPU --vm 1 --vm-bytes 32M"),
     Workload("sng-vm", STRESS_NG, "stress-ng's vm, every method", LATENCY + WORK,
              stress_ng="--vm NCPU --vm-bytes 64M --vm-method all"),
-    Workload("sng-brk", STRESS_NG, "stress-ng's brk", LATENCY + WORK, stress_ng="--brk NCPU"),
     Workload("idle", IDLE, "no workload: cyclictest alone", LATENCY),
 )
 
