@@ -18,9 +18,10 @@
  *
  * Locks: ftrace hooks on the lock and unlock functions (_raw_spin_lock,
  * and mutex_lock or down_read/down_write where the kernel's i_mmap or
- * anon_vma lock sleeps), and kretprobes on the trylocks of those families.  A lock call whose return address lies inside a
- * lock user (the functions of guest/classes.txt, ranges resolved at load)
- * on a lock of a known kind (a split PTE lock inside a struct page, an
+ * anon_vma lock sleeps), and kretprobes on the trylocks of those
+ * families.  A lock call whose return address lies inside a lock user
+ * (the functions of guest/classes.txt, ranges resolved at load) on a lock
+ * of a known kind (a split PTE lock inside a struct page, an
  * address_space's i_mmap lock, an anon_vma's root lock, each checked at
  * its address) opens a hold; the unlock of the same lock closes it and
  * adds its length to the histogram of the call site that took it.
@@ -180,9 +181,14 @@ static u64 mw_gen;
 #define SUB_BITS	6
 #define KEY_SUB_BITS	3
 #define MAX_LOG		34			/* 2^34 ns, about 17 s */
-#define NBUCKETS_OF(sb)	((MAX_LOG - (sb) + 1) << (sb))
-#define NBUCKETS	NBUCKETS_OF(SUB_BITS)
-#define KEY_NBUCKETS	NBUCKETS_OF(KEY_SUB_BITS)
+#define NBUCKETS	((MAX_LOG - SUB_BITS + 1) << SUB_BITS)
+#define KEY_NBUCKETS	((MAX_LOG - KEY_SUB_BITS + 1) << KEY_SUB_BITS)
+
+/* The buckets of a histogram of either resolution. */
+static inline unsigned int nbuckets_of(unsigned int sb)
+{
+	return sb == KEY_SUB_BITS ? KEY_NBUCKETS : NBUCKETS;
+}
 
 static inline unsigned int bucket_of(u64 ns, unsigned int sb)
 {
@@ -192,7 +198,7 @@ static inline unsigned int bucket_of(u64 ns, unsigned int sb)
 		return ns;
 	msb = fls64(ns) - 1;
 	if (msb >= MAX_LOG)
-		return NBUCKETS_OF(sb) - 1;
+		return nbuckets_of(sb) - 1;
 	return ((msb - sb + 1) << sb) + ((ns >> (msb - sb)) & ((1U << sb) - 1));
 }
 
@@ -214,7 +220,7 @@ static void print_buckets(struct seq_file *m, const u32 *hist,
 	unsigned int b;
 
 	seq_puts(m, " buckets=");
-	for (b = 0; b < NBUCKETS_OF(sb); b++)
+	for (b = 0; b < nbuckets_of(sb); b++)
 		if (hist[b])
 			seq_printf(m, "%llu:%u,", bucket_lo(b, sb), hist[b]);
 }
