@@ -1,9 +1,10 @@
-"""python3 -m mmlat {report,compare,summary,calibrate} RUN_DIR"""
+"""python3 -m mmlat {report,compare,summary,calibrate} RUN_DIR
+python3 -m mmlat drift KERNEL_DIR..."""
 import argparse
 import os
 import sys
 
-from . import calibrate, load, report, stats
+from . import calibrate, drift, load, report, stats
 
 
 def main(argv=None):
@@ -20,7 +21,12 @@ def main(argv=None):
             p.add_argument("--seed", type=int, default=1)
         if name == "report":
             p.add_argument("--no-plots", action="store_true")
+    p = sub.add_parser("drift", help="check built kernels' System.map against guest/classes.txt")
+    p.add_argument("kernel_dirs", nargs="+", metavar="kernel_dir",
+                   help="build/kernels/<variant> or results/<run>/kernels/<variant>")
     a = ap.parse_args(argv)
+    if a.cmd == "drift":
+        return drift.main(a.kernel_dirs)
     if not os.path.isdir(a.run_dir):
         print("mmlat: no such run directory: %s" % a.run_dir, file=sys.stderr)
         return 2
