@@ -5,6 +5,8 @@
 # which bench/run-matrix.sh checks every knob against before it builds
 # anything.
 include bench/knobs.conf
+# TREE's allowed values: the kernel sources bench/kernel-sources.conf lists.
+TREE_VALUES := $(shell sed -n 's/^\([0-9][0-9.]*\):.*/\1/p' bench/kernel-sources.conf)
 
 # Which kernels: names from bench/variants.conf, name=series-dir specs, or
 # with KSRC (a git tree) its refs (bench/variants.sh).
@@ -76,7 +78,7 @@ help:
 	@echo '                 calibration (calibration.json), report (b and a in its header)'
 	@echo '  make test       unit tests; build and boot mainline and check its data and'
 	@echo '                 calibration; bench two refs of a git tree made from'
-	@echo '                 linux-source-6.12; then make check-kernels'
+	@echo '                 linux-source-7.3 through the same checks; then make check-kernels'
 	@echo '  make kernels    build the kernels of $$(VARIANTS) only'
 	@echo '  make guest      build the guest initramfs only'
 	@echo '  make report     (re)check the calibration and (re)write the report of'
@@ -97,9 +99,13 @@ help:
 	@echo '  BASELINE=$(BASELINE) PATCHED=$(PATCHED) VARIANTS="$(VARIANTS)"'
 	@echo '                 (names of bench/variants.conf, name=[tree:VER|git:REF+]series-dir...,'
 	@echo '                 or with KSRC refs of that git tree: BASELINE=v6.12 PATCHED=my-branch)'
-	@echo '  TREE=$(TREE) (of: $(TREE_VALUES); Debian'"'"'s linux-source-TREE for variants that name'
-	@echo '                 no source; the seed series applies to 6.1 only)'
+	@echo '  TREE=$(TREE) (of: $(TREE_VALUES); Debian'"'"'s linux-source-TREE, fetched from the'
+	@echo '                 suites of bench/kernel-sources.conf, for variants that name no source;'
+	@echo '                 the seed series applies to 6.1 only: on another TREE compare'
+	@echo '                 BASELINE=mainline with PATCHED=mine=your-series-dir)'
 	@echo '  KSRC=$(KSRC) (a git tree, read only: each ref is exported under build/git/)'
+	@echo '                 Tested versions: $(TESTED_VERSIONS); another from $(OLDEST_VERSION) on runs with a'
+	@echo '                 warning once its config, modules and classes.txt are checked'
 	@echo '  CROSS=$(CROSS) (of: $(CROSS_VALUES); yes: the variants may be other kernel versions'
 	@echo '                 with other configs; the report lists the differences that matter)'
 	@echo '  STEPS=$(STEPS) (of: $(STEPS_VALUES); each: VARIANTS must be a baseline and a'

@@ -180,7 +180,10 @@ for d in "${VARIANT_SERIES[@]}"; do series_args+=("series[]=${d#$PATCHES_DIR/}")
 # Where the source came from: a packaged tree, or a git tree's ref, its
 # commit and what git describe calls it.
 source_args=(source="$VARIANT_SOURCE" kernel_version="${release%%-mmlat-*}")
-if [ -n "$VARIANT_REF" ]; then
+if [ "${VARIANT_SOURCE%%:*}" = tree ]; then
+	# the Debian package it was fetched as (bench/kernel-source.sh)
+	source_args+=(source_package:="$(cat "$(bash "$MMLAT_ROOT/bench/kernel-source.sh" record "$VARIANT_VERSION")")")
+elif [ -n "$VARIANT_REF" ]; then
 	source_args+=(ksrc="$(realpath "$KSRC")" ref="$VARIANT_REF" commit="${VARIANT_SOURCE#git:}"
 		describe="$(git -C "$KSRC" describe --tags --always "${VARIANT_SOURCE#git:}")")
 fi

@@ -3,7 +3,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-PACKAGES="linux-source-6.1 linux-source-6.12 build-essential bc bison flex libelf-dev libssl-dev
+PACKAGES="build-essential bc bison flex libelf-dev libssl-dev
 cpio dwarves kmod rsync xz-utils ccache qemu-system-x86 rt-tests stress-ng
 busybox-static python3-matplotlib python3-numpy python3-pytest"
 

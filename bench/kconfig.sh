@@ -55,14 +55,21 @@ check_config() {
 	done
 }
 
-# version_fragments VERSION: the fragments of $FLAVOR, then those for that
-# kernel version only (bench/config/*-VERSION.config), in that order.
+# version_fragments VERSION: each fragment of $FLAVOR, followed by its
+# fragments for the kernel versions up to VERSION (NAME-from-V.config: what
+# changed at V, so that a later kernel is configured like the earlier
+# ones), oldest first.
 version_fragments() {
-	local f extra
+	local f from v
+	. "$MMLAT_ROOT/bench/variants.sh"
 	for f in "${FLAVOR_FRAGMENTS[@]}"; do
 		printf '%s\n' "$f"
-		extra=${f%.config}-$1.config
-		[ ! -f "$extra" ] || printf '%s\n' "$extra"
+		for from in "${f%.config}"-from-*.config; do
+			[ -f "$from" ] || continue
+			v=${from##*-from-}
+			v=${v%.config}
+			version_before "$1" "$v" || printf '%s %s\n' "$v" "$from"
+		done | sort -V | cut -d' ' -f2-
 	done
 }
 

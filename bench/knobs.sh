@@ -7,6 +7,9 @@ while IFS= read -r knob_line || [ -n "$knob_line" ]; do
 	printf -v "${knob_line%%=*}" '%s' "${knob_line#*=}"
 done < "$KNOBS_CONF"
 unset knob_line
+# TREE's allowed values: the versions bench/kernel-sources.conf lists.
+KERNEL_SOURCES_CONF=${KERNEL_SOURCES_CONF:-$MMLAT_ROOT/bench/kernel-sources.conf}
+TREE_VALUES=$(sed -n 's/^\([0-9][0-9]*\.[0-9][0-9]*\):.*/\1/p' "$KERNEL_SOURCES_CONF" | paste -sd' ')
 
 # record ARG...: bench/record.py, the serializer of the run's JSON records.
 record() { "$PYTHON" "$MMLAT_ROOT/bench/record.py" "$@"; }

@@ -6,8 +6,6 @@ BUILD_DIR=${BUILD_DIR:-$MMLAT_ROOT/build}
 TREES_DIR=$BUILD_DIR/trees
 CONFIG_DIR=$BUILD_DIR/config
 CCACHE_DIR=${CCACHE_DIR:-$BUILD_DIR/ccache}
-# Where Debian's linux-source-VERSION packages put their tarballs.
-LINUX_SRC_DIR=${LINUX_SRC_DIR:-/usr/src}
 VARIANTS_CONF=${VARIANTS_CONF:-$MMLAT_ROOT/bench/variants.conf}
 PATCHES_DIR=${PATCHES_DIR:-$MMLAT_ROOT/patches}
 CONFIG_FRAGMENT=${CONFIG_FRAGMENT:-$MMLAT_ROOT/bench/config/mmlat.config}

@@ -94,7 +94,7 @@ check_one_of CROSS "$CROSS" "$CROSS_VALUES"
 [[ $RUN_ID =~ ^[A-Za-z0-9_][A-Za-z0-9._:+-]*$ ]] ||
 	knob_die RUN_ID "$RUN_ID" "letters, digits and . _ : + - (not first: . : + -)"
 seen_variants=" " refs=
-declare -A version_of=()
+declare -A version_of=() untested=()
 for spec in $VARIANTS; do
 	resolve_variant "$spec"
 	case $seen_variants in
@@ -103,6 +103,14 @@ for spec in $VARIANTS; do
 	seen_variants+="$VARIANT_NAME "
 	version_of[$VARIANT_NAME]=$VARIANT_VERSION
 	[ -z "$VARIANT_REF" ] || refs+=" $VARIANT_REF"
+	[ "$VARIANT_TESTED" = yes ] || untested[$VARIANT_NAME]=$VARIANT_VERSION
+done
+# An untested version runs, said in the log and in the report, once every
+# check that could stop it before a boot has passed: the config fragments
+# (stage 1), the guest modules' build (stage 3) and classes.txt's
+# functions in its System.map (after stage 3).
+for n in "${!untested[@]}"; do
+	log "warning: variant '$n' is Linux ${untested[$n]}: not a tested version (mmlat is tested on $(echo $TESTED_VERSIONS | sed 's/ /, /g')); it runs once its config fragments, guest modules and classes.txt's functions have been checked against it"
 done
 # KSRC alone would silently bench the packaged tree's variants.
 [ -z "$KSRC" ] || [ -n "$refs" ] ||
@@ -356,6 +364,10 @@ else
 	done
 	# each variant's config sha256: one run may hold several (CROSS=yes)
 	list_args+=(configs:="$(record write "${configs[@]}")")
+	# the variants of versions mmlat is not tested on: {variant: version}
+	untested_args=()
+	for n in "${!untested[@]}"; do untested_args+=("$n=${untested[$n]}"); done
+	list_args+=(untested:="$(record write "${untested_args[@]}")")
 	for b in "${boots[@]}"; do list_args+=("boots[]=$b"); done
 	# Each sweep: its workload, the swept key and its values, the fixed
 	# parameters and the WORKLOADS entries (the cells) it expanded into,

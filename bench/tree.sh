@@ -1,6 +1,8 @@
 #!/bin/bash
 # Prepare kernel source trees: each variant's source, unpacked (Debian's
-# linux-source-VERSION) or exported (a commit of the git tree KSRC) once,
+# linux-source-VERSION, fetched by bench/kernel-source.sh; the tree's
+# .mmlat-package names the package version) or exported (a commit of the
+# git tree KSRC) once,
 # and one tree per variant with its series applied. Variant trees are
 # hard-link copies of the source; `git apply` replaces each file it patches
 # with a new inode, so a source is never written to. KSRC is only read
@@ -12,21 +14,25 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$MMLAT_ROOT/bench/variants.sh"
 
-# prepare_source: VARIANT_SOURCE_DIR, made once, in place only when whole.
+# prepare_source: VARIANT_SOURCE_DIR, made once, in place only when whole
+# (a packaged tree with the record of its package).
 prepare_source() {
-	[ -f "$VARIANT_SOURCE_DIR/Makefile" ] && return 0
+	case $VARIANT_SOURCE in
+	tree:*) [ -f "$VARIANT_SOURCE_DIR/.mmlat-package" ] && return 0 ;;
+	git:*) [ -f "$VARIANT_SOURCE_DIR/Makefile" ] && return 0 ;;
+	esac
 	local staging=$BUILD_DIR/.source.tmp tarball top
 	rm -rf "$staging"
 	mkdir -p "$staging" "$(dirname "$VARIANT_SOURCE_DIR")"
 	case $VARIANT_SOURCE in
 	tree:*)
 		top=linux-source-$VARIANT_VERSION
-		tarball=$LINUX_SRC_DIR/$top.tar.xz
-		[ -f "$tarball" ] || die "$tarball not found: install $top (make deps)"
-		log "unpacking $tarball into ${VARIANT_SOURCE_DIR#$MMLAT_ROOT/}"
+		tarball=$(bash "$MMLAT_ROOT/bench/kernel-source.sh" tarball "$VARIANT_VERSION")
+		log "unpacking ${tarball#$MMLAT_ROOT/} into ${VARIANT_SOURCE_DIR#$MMLAT_ROOT/}"
 		tar -C "$staging" -xf "$tarball"
 		[ -f "$staging/$top/Makefile" ] || die "$tarball does not hold $top/"
-		mv "$staging/$top" "$VARIANT_SOURCE_DIR"
+		record get "$(dirname "$tarball")/package.json" version > "$staging/$top/.mmlat-package"
+		commit_dir "$staging/$top" "$VARIANT_SOURCE_DIR"
 		;;
 	git:*)
 		log "exporting $VARIANT_REF (${VARIANT_SOURCE#git:}) of $KSRC into ${VARIANT_SOURCE_DIR#$MMLAT_ROOT/}"

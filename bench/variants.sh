@@ -14,6 +14,12 @@
 # windows; 6.2 and later need none (their x86 entry and idle code calls
 # the plain tracepoints). INSTRUMENTATION_SERIES, when set, is used for
 # every version instead.
+#
+# Versions: TESTED_VERSIONS run as tested; another from OLDEST_VERSION on
+# runs as untested (VARIANT_TESTED=no: the caller warns); an older one is
+# refused. A series directory with a 'versions' file applies to the
+# versions it lists only: a variant of another version is refused naming
+# it, before anything is fetched or built.
 [ -n "${TREE_VALUES:-}" ] || . "$MMLAT_ROOT/bench/knobs.sh"
 TREE=${TREE:-$TREE_DEFAULT}
 KSRC=${KSRC:-$KSRC_DEFAULT}
@@ -100,10 +106,7 @@ resolve_variant() {
 		VARIANT_SOURCE_DIR=$BUILD_DIR/linux-source-$VARIANT_VERSION ;;
 	git:*) git_source "${source#git:}" ;;
 	esac
-	case " $TREE_VALUES " in
-	*" $VARIANT_VERSION "*) ;;
-	*) die "VARIANTS: variant '$VARIANT_NAME' is Linux ${VARIANT_VERSION:-of no version} (${VARIANT_REF:-tree:$VARIANT_VERSION}); mmlat supports $(echo $TREE_VALUES | sed 's/ / and /g') (its guest modules, config fragments and instrumentation are checked on those)" ;;
-	esac
+	check_version
 	case $VARIANT_SOURCE in
 	tree:*) VARIANT_CONFIG_DIR=$FLAVOR_CONFIG_DIR/linux-source-$VARIANT_VERSION ;;
 	git:*) VARIANT_CONFIG_DIR=$FLAVOR_CONFIG_DIR/git-${VARIANT_SOURCE:4:12} ;;
@@ -114,8 +117,48 @@ resolve_variant() {
 		[ -d "$d" ] || d=$PATCHES_DIR/$d
 		[ -d "$d" ] || die "VARIANTS: variant '$VARIANT_NAME': series directory '$d' does not exist"
 		[ -f "$d/series" ] || die "VARIANTS: variant '$VARIANT_NAME': $d has no 'series' file"
-		VARIANT_SERIES+=("$(cd "$d" && pwd)")
+		d=$(cd "$d" && pwd)
+		check_series_version "$d"
+		VARIANT_SERIES+=("$d")
 	done
+}
+
+# version_before A B: version A (VERSION.PATCHLEVEL) comes before B.
+version_before() {
+	[ "$1" != "$2" ] && [ "$(printf '%s\n%s\n' "$1" "$2" | sort -V | head -n 1)" = "$1" ]
+}
+
+# check_version: refuses a VARIANT_VERSION mmlat cannot run; sets
+# VARIANT_TESTED.
+check_version() {
+	local what="variant '$VARIANT_NAME' (${VARIANT_REF:-$VARIANT_SOURCE})"
+	[[ $VARIANT_VERSION =~ ^[0-9]+\.[0-9]+$ ]] ||
+		die "VARIANTS: $what: its Makefile gives no VERSION and PATCHLEVEL: not a Linux tree"
+	! version_before "$VARIANT_VERSION" "$OLDEST_VERSION" ||
+		die "VARIANTS: $what is Linux $VARIANT_VERSION; mmlat needs $OLDEST_VERSION or later (its guest modules, config fragments and classes.txt start at $OLDEST_VERSION)"
+	case $VARIANT_SOURCE in
+	tree:*)
+		case " $TREE_VALUES " in
+		*" $VARIANT_VERSION "*) ;;
+		*) die "VARIANTS: $what: Debian's linux-source-$VARIANT_VERSION is not in ${KERNEL_SOURCES_CONF#$MMLAT_ROOT/} (TREE takes one of: $TREE_VALUES); add its suites there" ;;
+		esac ;;
+	esac
+	case " $TESTED_VERSIONS " in
+	*" $VARIANT_VERSION "*) VARIANT_TESTED=yes ;;
+	*) VARIANT_TESTED=no ;;
+	esac
+}
+
+# check_series_version DIR: DIR applies to VARIANT_VERSION, by its
+# 'versions' file if it has one: the versions on its first line, and on a
+# 'why:' line the reason it applies to those only.
+check_series_version() {
+	local dir=$1 versions why
+	[ -f "$dir/versions" ] || return 0
+	versions=$(sed -e 's/#.*//' -e '/^why:/d' "$dir/versions" | xargs)
+	case " $versions " in *" $VARIANT_VERSION "*) return 0 ;; esac
+	why=$(sed -n 's/^why: *//p' "$dir/versions")
+	die "VARIANTS: variant '$VARIANT_NAME' is Linux $VARIANT_VERSION (${VARIANT_REF:-$VARIANT_SOURCE}), but ${dir#$PATCHES_DIR/} applies to Linux $versions only${why:+ ($why)}; on $VARIANT_VERSION compare mainline, the tree as it ships, with a series of your own: BASELINE=mainline PATCHED=mine=path/to/series-dir"
 }
 
 # series_patches DIR: the patch files of one series directory, in order.
@@ -129,15 +172,13 @@ series_patches() {
 	done
 }
 
-# variant_sha256: one hash over the variant's source and its series files
-# and patches, in application order. The packaged 6.1 tree, the first
-# source mmlat had, adds nothing to it, so that its kernels built before
-# there were other sources stay valid; the empty variant on it hashes the
-# empty string.
+# variant_sha256: one hash over the variant's source (a packaged tree with
+# the Debian package version it was unpacked from) and its series files and
+# patches, in application order.
 variant_sha256() {
 	local d
 	{
-		[ "$VARIANT_SOURCE" = tree:6.1 ] || printf 'source %s\n' "$VARIANT_SOURCE"
+		printf 'source %s %s\n' "$VARIANT_SOURCE" "$(cat "$VARIANT_SOURCE_DIR/.mmlat-package" 2>/dev/null)"
 		for d in "${VARIANT_SERIES[@]}"; do
 			cat "$d/series"
 			series_patches "$d" | while read -r p; do cat "$p"; done

@@ -397,6 +397,7 @@ def _hdr(s):
     m = s["meta"]
     lines = ["mmlat report: %s vs %s%s" % (s["baseline"], s["patched"],
                                            "  (A/A: noise floor)" if s["aa_mode"] else "")]
+    lines.extend(untested_lines(m.get("untested") or {}))
     def g(*keys):
         for k in keys:
             if m.get(k) is not None:
@@ -414,6 +415,10 @@ def _hdr(s):
                 lines.append("  git: %s %s (%s)" % (k["ref"], (k.get("commit") or "")[:12],
                                                   k.get("describe")))
                 lines.append("  of %s" % k.get("ksrc"))
+            pkg = k.get("source_package")
+            if pkg:
+                lines.append("  source: %s %s (Debian %s)" % (pkg["package"], pkg["version"],
+                                                           pkg.get("suite")))
             lines.append("  series sha256 %s" % k.get("series_sha256"))
         ser = None
     if isinstance(ser, dict):
@@ -438,6 +443,18 @@ def _hdr(s):
     lines.append("boots per cell: %s (TRACE=%s)" % (" + ".join(g("boots") or []), g("trace")))
     lines.extend(calibration_lines(s["calibration"]))
     return [l[:80] for l in lines]
+
+
+def untested_lines(untested):
+    """The warning a run of kernel versions mmlat is not tested on carries
+    at its head: {variant: version} of meta.json."""
+    lines = []
+    for version in sorted(set(untested.values())):
+        names = ", ".join(sorted(v for v, ver in untested.items() if ver == version))
+        lines.append("WARNING: Linux %s (%s): not a tested version; checked before its"
+                     % (version, names))
+        lines.append("  boots: config fragments, guest modules build, classes.txt in System.map")
+    return lines
 
 
 def comparisons_of(ws):

@@ -342,6 +342,26 @@ def test_header_from_build_json(tmp_path):
     assert all(len(l) <= 80 for l in txt.splitlines())
 
 
+def test_header_names_the_debian_package_and_untested_versions(tmp_path):
+    r = make_run(str(tmp_path / "b"), repeats=2, failed=False)
+    pkg = {"package": "linux-source-7.4", "version": "7.4.1-1", "suite": "sid"}
+    for v in ("baseline", "patched"):
+        with open(os.path.join(r, "kernels", v, "build.json"), "w") as f:
+            json.dump({"series": [], "source_package": pkg,
+                       "kernel_release": "7.4.1-mmlat-" + v}, f)
+    meta_path = os.path.join(r, "meta.json")
+    with open(meta_path) as f:
+        meta = json.load(f)
+    meta["untested"] = {"baseline": "7.4", "patched": "7.4"}
+    with open(meta_path, "w") as f:
+        json.dump(meta, f)
+    txt = report.render_txt(report.build(load.load_run(r), n_resamples=20))
+    assert "  source: linux-source-7.4 7.4.1-1 (Debian sid)" in txt
+    assert ("WARNING: Linux 7.4 (baseline, patched): not a tested version; checked before its"
+            in txt)
+    assert all(len(l) <= 80 for l in txt.splitlines())
+
+
 def module_bucket_lo(b, sub_bits=6):
     """bucket_lo() of guest/modules/mmlat_windows, bucket index -> ns."""
     if b < 1 << sub_bits:

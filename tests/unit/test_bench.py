@@ -16,6 +16,12 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
+# Debian's archive at an address nothing answers on: a test that reached a
+# fetch of a kernel source fails at once.
+NO_ARCHIVE = {"DEBIAN_MIRROR": "http://127.0.0.1:9/debian",
+              "DEBIAN_SECURITY_MIRROR": "http://127.0.0.1:9/debian-security"}
+
+
 def run(args, env=None, check=False):
     full_env = dict(os.environ, **(env or {}))
     proc = subprocess.run(args, cwd=ROOT, env=full_env, text=True,
@@ -84,6 +90,8 @@ def fake_env(tmp_path):
     (pristine / "mm").mkdir(parents=True)
     (pristine / "Makefile").write_text("# fake\n")
     (pristine / "mm/memory.c").write_text("one\ntwo\nthree\n")
+    # unpacked from a fetched Debian package (bench/kernel-source.sh)
+    (pristine / ".mmlat-package").write_text("6.1.0-1\n")
     patches = tmp_path / "patches"
     good = patches / "good"
     good.mkdir(parents=True)
@@ -226,14 +234,15 @@ STUBS = {
 # (more), and a directory that lists none (empty).
 STEP_SERIES = {"pre": ["0001-pre.patch"],
                "ser": ["0001-a.patch", "0002-b.patch", "0003-c.patch"],
-               "more": ["0001-a.patch"], "empty": []}
+               "more": ["0001-a.patch"], "empty": [], "only61": ["0001-a.patch"]}
 
 
 @pytest.fixture
 def matrix(tmp_path, terminal_job):
     root = tmp_path / "root"
     for name in ("run-matrix.sh", "lib.sh", "variants.sh", "steps.sh", "workloads.sh",
-                 "workloads.conf", "knobs.sh", "knobs.conf", "record.py", "qemu-smp.sh"):
+                 "workloads.conf", "knobs.sh", "knobs.conf", "record.py", "qemu-smp.sh",
+                 "kernel-source.sh", "kernel-sources.conf"):
         (root / "bench").mkdir(parents=True, exist_ok=True)
         (root / "bench" / name).write_text((ROOT / "bench" / name).read_text())
     for rel, body in STUBS.items():
@@ -244,6 +253,7 @@ def matrix(tmp_path, terminal_job):
     build = tmp_path / "build"
     (build / "linux-source-6.1").mkdir(parents=True)
     (build / "linux-source-6.1/Makefile").write_text("kernelversion:\n\t@echo 6.1.0\n")
+    (build / "linux-source-6.1/.mmlat-package").write_text("6.1.0-1\n")
     conf = tmp_path / "variants.conf"
     conf.write_text("base:\npatch:\n")
     # series directories for ad hoc variants (STEPS=each): the stub build
@@ -254,6 +264,8 @@ def matrix(tmp_path, terminal_job):
             "# a comment\n" + "".join(n + "\n" for n in names))
         for n in names:
             (tmp_path / "patches" / d / n).write_text("patch %s/%s\n" % (d, n))
+    # a series that applies to one kernel version only, as the seed's
+    (tmp_path / "patches/only61/versions").write_text("# a comment\n6.1\nwhy: the seed's port\n")
     results = tmp_path / "results"
     base_env = {"BUILD_DIR": str(build), "VARIANTS_CONF": str(conf),
                 "PATCHES_DIR": str(tmp_path / "patches"),
@@ -888,15 +900,20 @@ BAD_KNOBS = [
      "baseline's: empty)"),
     ({"STEPS": "each", "VARIANTS": "mine.1=pre mine=pre+ser"},
      "STEPS=each: a step of 'mine' would be called 'mine.1', the baseline's name"),
-    ({"TREE": "6.5"}, "TREE='6.5' is not allowed: TREE takes one of: 6.1 6.12"),
+    ({"TREE": "6.5"}, "TREE='6.5' is not allowed: TREE takes one of: 6.1 6.12 7.2 7.3"),
+    ({"TREE": "7.3", "VARIANTS": "base x=only61"},
+     "variant 'x' is Linux 7.3 (tree:7.3), but only61 applies to Linux 6.1 only (the "
+     "seed's port); on 7.3 compare mainline"),
     ({"CROSS": "maybe"}, "CROSS='maybe' is not allowed: CROSS takes one of: no yes"),
     ({"KSRC": "/nonexistent"}, "KSRC='/nonexistent' is not allowed: KSRC takes the path of a "
                                "git tree"),
     ({"VARIANTS": "base new=tree:6.12"},
      "VARIANTS mixes kernel versions (base Linux 6.1, new Linux 6.12): their configs differ, "
      "so set CROSS=yes"),
-    ({"VARIANTS": "base x=tree:6.5"}, "variant 'x' is Linux 6.5 (tree:6.5); mmlat supports "
-                                      "6.1 and 6.12"),
+    ({"VARIANTS": "base x=tree:6.5"}, "variant 'x' (tree:6.5): Debian's linux-source-6.5 is "
+                                      "not in bench/kernel-sources.conf"),
+    ({"VARIANTS": "base x=tree:5.10"}, "variant 'x' (tree:5.10) is Linux 5.10; mmlat needs 6.1 "
+                                       "or later"),
     ({"VARIANTS": "base x=pre+tree:6.12"}, "variant 'x': 'tree:6.12': one source, before the "
                                             "series directories"),
     ({"VARIANTS": "base x=git:HEAD"}, "variant 'x' names git:HEAD, but KSRC (the git tree) "
@@ -923,7 +940,7 @@ def test_matrix_refuses_every_bad_knob_at_the_entry(matrix, tmp_path, env, messa
 
 
 # The same from the real bench/run-matrix.sh, with the bad inputs the
-# issue measured; LINUX_SRC_DIR points nowhere, so that a knob the entry
+# issue measured; Debian's archive points nowhere, so that a knob the entry
 # missed could not get far into the config stage.
 @pytest.mark.parametrize("knob, value", [
     ("TRACE", "window"), ("ACCEL", "bogus"), ("DURATION", "abc"), ("WORKLOADS", "bogus"),
@@ -935,7 +952,7 @@ def test_real_matrix_refuses_bad_knobs_before_the_config(tmp_path, knob, value):
                         "JOBS", "TRACE", "CALIB", "CALIB_WORKLOADS", "FLAVOR", "STRICT",
                         "TREE", "KSRC", "CROSS")}
     env.update(RESULTS_DIR=str(results), BUILD_DIR=str(build), RUN_ID="bad",
-               LINUX_SRC_DIR=str(tmp_path / "none"), **{knob: value})
+               **NO_ARCHIVE, **{knob: value})
     t0 = time.monotonic()
     proc = subprocess.run(["bash", "bench/run-matrix.sh"], cwd=ROOT, env=env, text=True,
                           capture_output=True, timeout=60)
@@ -1092,10 +1109,10 @@ def test_analysis_reads_the_trace_mode_from_meta(tmp_path):
 
 def test_make_kernels_checks_the_variants_before_the_config(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "MAKEFLAGS"}
-    env.update(BUILD_DIR=str(tmp_path / "build"), LINUX_SRC_DIR=str(tmp_path / "none"))
+    env.update(BUILD_DIR=str(tmp_path / "build"), **NO_ARCHIVE)
     t0 = time.monotonic()
     proc = subprocess.run(["make", "--no-print-directory", "kernels", "VARIANTS=baseline nosuch"],
                           cwd=ROOT, env=env, text=True, capture_output=True, timeout=60)
     assert proc.returncode != 0 and "VARIANTS: unknown variant 'nosuch'" in proc.stderr
-    assert "declares: mainline mainline-6.12 baseline patched" in proc.stderr
+    assert "declares: mainline mainline-6.12 mainline-7.3 baseline patched" in proc.stderr
     assert time.monotonic() - t0 < 2 and not (tmp_path / "build").exists()

@@ -59,6 +59,11 @@ def building(tmp_path, terminal_job):
     pristine = build / "linux-source-6.1"
     pristine.mkdir(parents=True)
     (pristine / "Makefile").write_text(FAKE_MAKEFILE)
+    (pristine / ".mmlat-package").write_text("6.1.0-1\n")
+    fetched = build / "debian/linux-source-6.1"
+    fetched.mkdir(parents=True)
+    (fetched / "package.json").write_text('{"package": "linux-source-6.1", "version": "6.1.0-1"}\n')
+    (fetched / "linux-source-6.1.tar.xz").write_text("")
     config = build / "config/bench"
     config.mkdir(parents=True)
     (config / "config").write_text("CONFIG_PREEMPT=y\n")

@@ -22,8 +22,8 @@ def makefile(version, patchlevel):
 
 @pytest.fixture
 def ksrc(tmp_path):
-    """A 'Linux' git tree: v6.12, then two commits on branch work, and a
-    branch old whose Makefile says 6.8."""
+    """A 'Linux' git tree: v6.12, then two commits on branch work, a
+    branch old whose Makefile says 6.8 and one, ancient, that says 5.15."""
     repo = tmp_path / "linux"
     repo.mkdir()
     env = dict(GIT_AUTHOR_NAME="T", GIT_AUTHOR_EMAIL="t@localhost",
@@ -44,6 +44,9 @@ def ksrc(tmp_path):
     git(repo, "checkout", "-q", "-b", "old", "v6.12")
     (repo / "Makefile").write_text(makefile(6, 8))
     git(repo, "commit", "-q", "-am", "Linux 6.8")
+    git(repo, "checkout", "-q", "-b", "ancient", "v6.12")
+    (repo / "Makefile").write_text(makefile(5, 15))
+    git(repo, "commit", "-q", "-am", "Linux 5.15")
     git(repo, "checkout", "-q", "master")
     return repo
 
@@ -76,8 +79,26 @@ def test_a_bare_ref_of_ksrc_is_a_variant_of_its_commit(ksrc, tmp_path):
     assert out.stdout.split("|")[2] == "tree:6.1" and "preemptirq-trace" in out.stdout
 
 
+def test_a_ref_of_an_untested_version_is_attempted(ksrc, tmp_path):
+    out = run(["bash", "-c", '. bench/lib.sh; . bench/variants.sh; resolve_variant "$1"; '
+               'echo "$VARIANT_VERSION $VARIANT_TESTED"', "-", "old"],
+              {"KSRC": str(ksrc), "BUILD_DIR": str(tmp_path / "build")})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["6.8", "no"]
+
+
+def test_an_untested_version_is_warned_about_and_recorded(matrix, ksrc):  # noqa: F811
+    run_matrix, results = matrix
+    proc, boots = run_matrix(KSRC=str(ksrc), VARIANTS="v6.12 old", CROSS="yes",
+                             WORKLOADS="munmap", REPEAT="1", CALIB="")
+    assert proc.returncode == 0, proc.stderr
+    assert ("warning: variant 'old' is Linux 6.8: not a tested version (mmlat is tested on "
+            "6.1, 6.12, 7.3)") in proc.stderr
+    assert json.loads((results / "meta.json").read_text())["untested"] == {"old": "6.8"}
+
+
 @pytest.mark.parametrize("spec, message", [
-    ("old", "variant 'old' is Linux 6.8 (old); mmlat supports 6.1 and 6.12"),
+    ("ancient", "variant 'ancient' (ancient) is Linux 5.15; mmlat needs 6.1 or later"),
     ("nosuch", "variant 'nosuch': 'nosuch' is no commit of"),
     ("x=git:v6.12+nosuchdir", "series directory"),
 ])
