@@ -55,17 +55,22 @@ def version_text(version):
 # The range of a function of mmlat's own guest modules: in no kernel's
 # System.map.
 GUEST = "guest"
+# The mark of a name some kernels of its versions lack.
+OPTIONAL = "?"
 
 
 @dataclass(frozen=True)
 class Name:
     """A function a row names, and the kernel versions (X.Y, both ends
     included; None: open) whose System.map is expected to have it; guest:
-    a function of mmlat's guest modules, expected in none."""
+    a function of mmlat's guest modules, expected in none; optional: some
+    kernels of those versions lack it (inlined there, or added by a
+    series), so its absence is no drift."""
     name: str
     since: tuple = None
     until: tuple = None
     guest: bool = False
+    optional: bool = False
 
     def expected_in(self, version):
         """Is this name expected in the System.map of a kernel of version
@@ -74,15 +79,16 @@ class Name:
                 and (self.until is None or version <= self.until))
 
     def spelled(self):
-        """As the table spells it: 'vma_prepare@6.3-'."""
+        """As the table spells it: 'vma_prepare@6.3-', 'zap_pte_range?'."""
+        mark = OPTIONAL if self.optional else ""
         if self.guest:
             return "%s@%s" % (self.name, GUEST)
         if self.since is None and self.until is None:
-            return self.name
+            return self.name + mark
         if self.since == self.until:
-            return "%s@%s" % (self.name, version_text(self.since))
-        return "%s@%s-%s" % (self.name, version_text(self.since) if self.since else "",
-                             version_text(self.until) if self.until else "")
+            return "%s@%s%s" % (self.name, version_text(self.since), mark)
+        return "%s@%s-%s%s" % (self.name, version_text(self.since) if self.since else "",
+                               version_text(self.until) if self.until else "", mark)
 
     def range_text(self):
         if self.guest:
@@ -96,14 +102,16 @@ class Name:
 
 def parse_name(token):
     """'vma_prepare@6.3-' -> Name('vma_prepare', (6, 3), None),
-    'mw_*@guest' -> Name('mw_*', guest=True); ValueError on a range that is
-    not X.Y, X.Y-, -X.Y, X.Y-X.Y or guest, or that is empty."""
-    name, at, span = token.partition("@")
-    if not at:
-        return Name(name)
+    'mw_*@guest' -> Name('mw_*', guest=True), 'zap_pte_range@-6.1?' ->
+    Name('zap_pte_range', None, (6, 1), optional=True); ValueError on a
+    range that is not X.Y, X.Y-, -X.Y, X.Y-X.Y or guest, or that is empty."""
+    optional = token.endswith(OPTIONAL)
+    name, at, span = token[:len(token) - optional].partition("@")
     if not name:
-        raise ValueError("no function before @%s" % span)
-    if span == GUEST:
+        raise ValueError("no function in %r" % token)
+    if not at:
+        return Name(name, optional=optional)
+    if span == GUEST and not optional:
         return Name(name, guest=True)
     m = _RANGE.match(span)
     if not name or not m or not (m.group(1) or m.group(3)) or (
@@ -119,7 +127,7 @@ def parse_name(token):
     if hi and hi < OLDEST:
         raise ValueError("version range %r ends before %s, the oldest kernel the table describes"
                          % (span, version_text(OLDEST)))
-    return Name(name, lo, hi)
+    return Name(name, lo, hi, optional=optional)
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,9 @@ its build.json gives the kernel version, its System.map the functions.  A
 name matches a System.map symbol with its .isra/.constprop/.part/.cold
 suffixes stripped (the analysis reads frames that way); a name ending in *
 matches when some symbol starts with the rest; bracketed names ([idle])
-and the guest modules' functions (name@guest) are in no System.map."""
+and the guest modules' functions (name@guest) are in no System.map; an
+optional name (name?) some kernels of its versions lack, so its absence is
+counted, not failed."""
 import json
 import os
 from dataclasses import asdict, dataclass, field
@@ -33,6 +35,7 @@ class Missing:
     match: str
     lock: str           # the lock a lock user takes, or None
     expected: str       # the versions the row expects it in, in words
+    optional: bool = False  # marked name?: no drift
 
     def role(self):
         if self.lock:
@@ -56,6 +59,7 @@ class Drift:
     kernel_version: str         # build.json's, e.g. 7.3.4
     checked: int                # names the table expects in this version
     missing: list = field(default_factory=list)
+    absent_optional: list = field(default_factory=list)    # their spellings
 
     def to_json(self):
         return asdict(self)
@@ -63,7 +67,7 @@ class Drift:
     @classmethod
     def from_json(cls, d):
         return cls(d["kernel_dir"], d["kernel_version"], d["checked"],
-                   [Missing(**m) for m in d["missing"]])
+                   [Missing(**m) for m in d["missing"]], list(d["absent_optional"]))
 
 
 def symbol_names(system_map):
@@ -89,12 +93,14 @@ def expected_names(version, rules=None):
 
 def check(symbols, version, rules=None):
     """The Missing of a kernel of version (X, Y) whose System.map has these
-    symbol names (suffixes stripped), in table order."""
+    symbol names (suffixes stripped), in table order, optional names
+    included (Missing.optional)."""
     ordered = sorted(symbols)
     out = []
     for n, r in expected_names(version, rules):
         if not _present(n.name, symbols, ordered):
-            out.append(Missing(n.name, n.spelled(), r.line, r.cls, r.match, r.lock, n.range_text()))
+            out.append(Missing(n.name, n.spelled(), r.line, r.cls, r.match, r.lock,
+                               n.range_text(), n.optional))
     return out
 
 
@@ -117,8 +123,9 @@ def check_kernel_dir(kernel_dir, rules=None):
         symbols = symbol_names(smap)
     except (OSError, ValueError) as e:
         raise UnreadableKernel("%s: %s" % (smap, e))
+    gone = check(symbols, version, rules)
     return Drift(kernel_dir, release, len(expected_names(version, rules)),
-                 check(symbols, version, rules))
+                 [m for m in gone if not m.optional], [m.spelled for m in gone if m.optional])
 
 
 def main(kernel_dirs, out=None, err=None):
@@ -139,6 +146,8 @@ def main(kernel_dirs, out=None, err=None):
             print("mmlat: drift: %s: %s" % (d, m.message(r.kernel_version)), file=err)
         if r.missing:
             status = max(status, 1)
-        print("drift: %s (Linux %s): %d of %d functions of %s missing from System.map"
-              % (d, r.kernel_version, len(r.missing), r.checked, CLASSES_FILE), file=out)
+        print("drift: %s (Linux %s): %d of %d functions of %s missing from System.map%s"
+              % (d, r.kernel_version, len(r.missing), r.checked, CLASSES_FILE,
+                 "; %d optional ones absent" % len(r.absent_optional)
+                 if r.absent_optional else ""), file=out)
     return status

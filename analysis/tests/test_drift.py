@@ -15,7 +15,7 @@ FIXTURE_MAP = Path(__file__).parent / "fixtures" / "guest-6.1-tcg" / "System.map
 KBUILD = Path(__file__).resolve().parents[2] / "guest" / "modules" / "mmlat_windows" / "Kbuild"
 
 TABLE = (
-    "-        any plumbing -  _raw_spin_lock* __pte_offset_map_lock@6.5-6.19\n"
+    "-        any plumbing -  _raw_spin_lock* __pte_offset_map_lock@6.5-6.19 lock_page_lruvec*?\n"
     "-        any boundary -  irq_exit_rcu\n"
     "zap      any opener   pte  zap_pte_range unmap_page_range@6.12\n"
     "vma      any opener   i_mmap  __vma_adjust@-6.2 vma_prepare@6.3-\n"
@@ -35,7 +35,9 @@ def symbols(*names):
 
 
 def missing(syms, version, table=TABLE):
-    return [m.spelled for m in drift.check(syms, version, attribute.parse_rules(table))]
+    """The names of the table these symbols lack, optional ones left out."""
+    return [m.spelled for m in drift.check(syms, version, attribute.parse_rules(table))
+            if not m.optional]
 
 
 def kernel_dir(tmp_path, version, text, name="k"):
@@ -54,10 +56,13 @@ def kernel_dir(tmp_path, version, text, name="k"):
     ("__pte_offset_map_lock@6.5-6.19", (6, 5), (6, 19), "__pte_offset_map_lock@6.5-6.19"),
     ("map_pte@6.12", (6, 12), (6, 12), "map_pte@6.12"),
     ("mw_*@guest", None, None, "mw_*@guest"),
+    ("zap_pte_range?", None, None, "zap_pte_range?"),
+    ("__tlb_gather_mmu@-6.1?", None, (6, 1), "__tlb_gather_mmu@-6.1?"),
 ])
 def test_a_name_carries_the_versions_it_is_expected_in(token, since, until, spelled):
     n = attribute.parse_name(token)
     assert (n.since, n.until, n.spelled()) == (since, until, spelled)
+    assert n.optional == token.endswith("?") and n.name == token.split("@")[0].rstrip("?")
 
 
 def test_which_versions_expect_a_name():
@@ -80,7 +85,8 @@ def test_which_versions_expect_a_name():
 @pytest.mark.parametrize("token, why", [
     ("f@", "none of X.Y"), ("f@6", "none of X.Y"), ("f@-", "none of X.Y"),
     ("f@6.1-6.2-", "none of X.Y"), ("f@7.3-6.1", "is empty"),
-    ("f@-6.0", "ends before 6.1"), ("@6.1", "no function"),
+    ("f@-6.0", "ends before 6.1"), ("@6.1", "no function"), ("?", "no function"),
+    ("f@guest?", "none of X.Y"),
 ])
 def test_a_bad_range_is_named_by_its_line(token, why):
     with pytest.raises(attribute.ClassesError, match=r"^t\.txt:2: .*" + why):
@@ -132,10 +138,21 @@ def test_suffixes_wildcards_and_idle():
     assert missing(s, (7, 3)) == ["_raw_spin_lock*"]
 
 
+def test_an_optional_name_is_counted_not_failed(tmp_path, capsys):
+    # lock_page_lruvec*? is in neither map: absent, no drift
+    rules = attribute.parse_rules(TABLE)
+    gone = drift.check(symbols("_raw_spin_lock", "irq_exit_rcu", "zap_pte_range", "do_idle",
+                               "vma_prepare"), (7, 3), rules)
+    assert [(m.spelled, m.optional) for m in gone] == [("lock_page_lruvec*?", True)]
+    assert drift.check(symbols("_raw_spin_lock", "lock_page_lruvec", "irq_exit_rcu",
+                               "zap_pte_range", "do_idle", "vma_prepare"), (7, 3), rules) == []
+
+
 def test_a_missing_name_says_where_and_what_to_change():
     rules = attribute.parse_rules("# one\n" + TABLE)
     m = drift.check(symbols("_raw_spin_lock", "irq_exit_rcu", "zap_pte_range", "do_idle"),
                     (7, 3), rules)
+    m = [x for x in m if not x.optional]
     assert [(x.name, x.line, x.cls, x.lock) for x in m] == [("vma_prepare", 5, "vma", "i_mmap")]
     text = m[0].message("7.3.4")
     for part in ("Linux 7.3.4", "vma_prepare", "guest/classes.txt:5", "i_mmap-lock user",
@@ -154,9 +171,12 @@ def test_the_trimmed_6_1_map_has_some_names_and_lacks_the_rest():
     for present in ("do_idle", "__schedule", "free_unref_page_list", "_raw_spin_lock*",
                     "rcu_core*", "on_each_cpu*", "irqentry_exit*", "do_exit"):
         assert present not in names, present
-    # lacking: the lock users the two histograms never resolved to
-    for absent in ("zap_pte_range", "copy_pte_range", "unlink_anon_vmas"):
+    # lacking: the lock users the two histograms never resolved to, and
+    # names some kernels inline (optional)
+    for absent in ("copy_page_range", "unlink_anon_vmas", "__handle_mm_fault"):
         assert absent in names, absent
+    optional = {m.name for m in gone if m.optional}
+    assert "zap_pte_range" in optional and "copy_page_range" not in optional
     by_name = {m.name: m for m in gone}
     line = by_name["unlink_anon_vmas"].line
     assert "unlink_anon_vmas" in attribute.CLASSES_PATH.read_text().splitlines()[line - 1]
@@ -167,18 +187,21 @@ def test_the_cli_names_each_missing_symbol_and_exits_1(tmp_path, capsys):
     k = kernel_dir(tmp_path, "6.1.192", FIXTURE_MAP.read_text())
     assert cli.main(["drift", str(k)]) == 1
     out, err = capsys.readouterr()
-    assert "zap_pte_range" in err and "guest/classes.txt:" in err
-    assert err.count("mmlat: drift: %s: " % k) == len(drift.check_kernel_dir(str(k)).missing)
-    assert "Linux 6.1.192" in out
+    r = drift.check_kernel_dir(str(k))
+    assert "copy_page_range" in err and "guest/classes.txt:" in err
+    assert "zap_pte_range" not in err and "zap_pte_range?" in r.absent_optional
+    assert err.count("mmlat: drift: %s: " % k) == len(r.missing)
+    assert "Linux 6.1.192" in out and "%d optional ones absent" % len(r.absent_optional) in out
 
 
 def test_the_cli_passes_a_kernel_with_every_name(tmp_path, capsys):
     names = {n.name.rstrip("*") + ("_x" if n.name.endswith("*") else "")
-             for n, _ in drift.expected_names((7, 3))}
+             for n, _ in drift.expected_names((7, 3)) if not n.optional}
     k = kernel_dir(tmp_path, "7.3.4", system_map(*sorted(names)))
     assert cli.main(["drift", str(k)]) == 0
     out, err = capsys.readouterr()
     assert err == "" and "0 of %d" % len(drift.expected_names((7, 3))) in out
+    assert "optional ones absent" in out
 
 
 @pytest.mark.parametrize("what, build, smap, why", [

@@ -2,7 +2,7 @@
 # per function, "user NAME" for every function of a row with a lock, and
 # "through NAME" for those a plumbing row lists too (they take the lock
 # for their caller).  Names lose the kernel versions they may carry
-# (name@6.3-); wildcards are left out.
+# (name@6.3-) and their optional mark (name?); wildcards are left out.
 #
 # With the kernel's System.map as second file, a name stands for each text
 # symbol it is with a compiler suffix stripped (finish_mkwrite_fault.isra.0,
@@ -17,7 +17,7 @@ FNR == NR {
 		next
 	for (i = 5; i <= NF; i++) {
 		name = $i
-		sub(/@.*/, "", name)
+		sub(/[@?].*/, "", name)
 		if (name ~ /\*/)
 			continue
 		if ($3 == "plumbing")
