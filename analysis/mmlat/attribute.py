@@ -157,6 +157,7 @@ def parse_rules(text, source="classes.txt"):
         line = raw.split("#", 1)[0].split()
         if not line:
             continue
+
         def bad(why):
             return ClassesError("%s:%d: %s: %r" % (source, n, why, raw.strip()))
         if len(line) < 5:

@@ -231,6 +231,11 @@ def test_every_name_of_the_table_is_expected_in_a_tested_version():
                 n.guest or n.name.startswith("["), (r.line, n)
 
 
+def quoted(text):
+    """The C strings of a piece of lock_users.h."""
+    return {w.strip('",') for w in text.split() if w.startswith('"')}
+
+
 def module_lock_users(tmp_path, smap=None):
     """The window module's lock_users.h, made by its Kbuild from
     classes.txt (and the kernel's System.map, if given): its lock users
@@ -246,7 +251,6 @@ def module_lock_users(tmp_path, smap=None):
                     "srctree=%s" % kernel, "objtree=%s" % kernel, "%s/lock_users.h" % obj],
                    check=True, capture_output=True, text=True)
     users, through = (obj / "lock_users.h").read_text().split("lock_through[]")
-    quoted = lambda text: {w.strip('",') for w in text.split() if w.startswith('"')}
     return quoted(users), quoted(through)
 
 
