@@ -42,7 +42,7 @@ class Missing:
             return "a %s-lock user, whose lock calls the window module hooks" % self.lock
         if self.match in attribute.FRAME_LISTS:
             return "a %s frame" % self.match
-        return "an %s anchor of class %s" % (self.match, self.cls)
+        return "an anchor (%s) of class %s" % (self.match, self.cls)
 
     def message(self, release):
         return ("Linux %s's System.map has no %s, which %s:%d expects from %s (%s): "
