@@ -28,6 +28,8 @@ BOOT_KINDS = ("clean", "traced")
 # which a lab shares between jobs: a hardware figure comes from a bare-metal
 # job instead.
 QEMU_ACCELS = ("tcg-icount",)
+# A bare-metal boot's "accelerator": the machine itself.
+HARDWARE = "hw"
 # Seconds a job may take beyond its boot: fetching the kernel and initrd
 # onto the worker, and LAVA's own start and finish.
 DEPLOY_S = 300
@@ -37,7 +39,11 @@ BARE_METAL_BOOT_S = 600
 # The runner's markers (guest/runner.sh, guest/console-results.sh).
 RUNNER_LINE = "mmlat-runner: "
 RESULTS_BEGIN = r"mmlat-(?P<test_case_id>results): begin v1 tar\.gz\.base64 bytes=(?P<measurement>\d+)"
-RESULTS_END = "mmlat-results: end"
+# The whole end line, its line break included: LAVA logs the console a
+# line at a time, a line once its break is read, and stops reading when
+# the monitor's end matches. (QEMU's stdio ends a line with CR LF, which
+# the pty LAVA reads it through makes CR CR LF.)
+RESULTS_END = r"mmlat-results: end bytes=\d+ sha256=[0-9a-f]{64}\r*\n"
 # What the guest's command line always has (bench/qemu.sh), before the
 # runner's job keys: the serial console, a panic or oops ends the VM at
 # once, and only warnings reach the console.
@@ -82,10 +88,10 @@ class BootSpec:
                                  % (name, getattr(self, name)))
         if self.boot not in BOOT_KINDS:
             raise ValueError("boot '%s': one of %s" % (self.boot, ", ".join(BOOT_KINDS)))
-        if self.accel not in QEMU_ACCELS:
-            raise ValueError("accel '%s': LAVA jobs run %s only (a kvm or tcg-mt guest keeps the worker's "
-                             "time, which a lab shares; run a bare-metal job for hardware figures)"
-                             % (self.accel, ", ".join(QEMU_ACCELS)))
+        if self.accel not in QEMU_ACCELS + (HARDWARE,):
+            raise ValueError("accel '%s': LAVA jobs run %s, or %s on bare metal (a kvm or tcg-mt guest keeps "
+                             "the worker's time, which a lab shares; run a bare-metal job for hardware figures)"
+                             % (self.accel, ", ".join(QEMU_ACCELS), HARDWARE))
         for name in ("repeat", "duration_s", "smp", "memory_mib"):
             if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
                 raise ValueError("%s %r: a positive integer" % (name, getattr(self, name)))
@@ -226,6 +232,8 @@ def qemu_options(boot):
 
 def qemu_job(boot, target):
     """A job booting BOOT in QEMU on a device of LAVA's qemu device type."""
+    if boot.accel not in QEMU_ACCELS:
+        raise ValueError("boot %s: a QEMU job runs %s, not %s" % (boot.cell_path, ", ".join(QEMU_ACCELS), boot.accel))
     job = _common(boot, target, 0)
     job["context"] = {
         "arch": "x86_64",
@@ -257,6 +265,8 @@ def x86_job(boot, target):
     """A job booting BOOT on a bare-metal x86-64 machine of an x86 device
     type (lava-server's x86.jinja2): the kernel and initramfs over TFTP,
     booted by iPXE, as many CPUs as the run's vCPUs."""
+    if boot.accel != HARDWARE:
+        raise ValueError("boot %s: a bare-metal job's accel is %s, not %s" % (boot.cell_path, HARDWARE, boot.accel))
     job = _common(boot, target, BARE_METAL_BOOT_S)
     job["context"] = {
         "extra_kernel_args": "nr_cpus=%d %s" % (boot.smp, guest_cmdline(boot)),

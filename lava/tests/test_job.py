@@ -3,6 +3,7 @@
 device types (QEMU and bare-metal x86)."""
 import hashlib
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -78,6 +79,21 @@ def test_qemu_command_line(tmp_path):
     assert append == "console=ttyS0 panic=-1 oops=panic quiet loglevel=4 %s mmlat.ship=console" % JOB_ARGS
 
 
+def test_monitor_ends_after_the_whole_end_line():
+    """LAVA stops reading the console when the end pattern matches, and
+    logs a line only once its line break is read."""
+    monitor = job.qemu_job(boot(), job.Target())["actions"][2]["test"]["monitors"][0]
+    end = "mmlat-results: end bytes=54414 sha256=" + "2c" * 32
+    assert re.search(monitor["end"], end + "\r\n")
+    assert re.search(monitor["end"], end + "\r\r\n")
+    assert not re.search(monitor["end"], end)
+    assert not re.search(monitor["end"], end[:-1] + "\r\n")
+    assert re.search(monitor["start"], "mmlat-runner: start uptime=3.48")
+    assert re.search(monitor["start"], "mmlat-runner: FAIL: unknown job key 'x'")
+    m = re.search(monitor["pattern"], "mmlat-results: begin v1 tar.gz.base64 bytes=54414 sha256=" + "2c" * 32)
+    assert m.group("test_case_id", "measurement") == ("results", "54414")
+
+
 def test_two_vcpus():
     definition = job.qemu_job(boot(smp=2), job.Target())
     assert "-smp 2" in definition["context"]["extra_options"]
@@ -102,7 +118,7 @@ def test_checksums_of_local_files(tmp_path):
 
 @pytest.mark.parametrize("fields, message", [
     (dict(boot="warm"), "boot 'warm': one of clean, traced"),
-    (dict(accel="kvm"), "LAVA jobs run tcg-icount only"),
+    (dict(accel="kvm"), "LAVA jobs run tcg-icount, or hw on bare metal"),
     (dict(job_args='mmlat.workload="x"'), "no quotes"),
     (dict(job_args="mmlat.workload=x mmlat.ship=disk"), "mmlat.ship is the executor's"),
     (dict(run_id="a b"), "run_id 'a b'"),
@@ -129,9 +145,16 @@ def test_boot_spec_and_job_record_round_trip():
     assert job.Target.from_json(target.to_json()) == target
 
 
-@pytest.mark.parametrize("make", [job.qemu_job, job.x86_job])
-def test_jobs_pass_lavas_schema(make):
-    executor.check_job(make(boot(), job.Target(tags=("t",))))
+@pytest.mark.parametrize("make, accel", [(job.qemu_job, "tcg-icount"), (job.x86_job, "hw")])
+def test_jobs_pass_lavas_schema(make, accel):
+    executor.check_job(make(boot(accel=accel), job.Target(tags=("t",))))
+
+
+def test_each_job_its_accelerator():
+    with pytest.raises(ValueError, match="a QEMU job runs tcg-icount, not hw"):
+        job.qemu_job(boot(accel="hw"), job.Target())
+    with pytest.raises(ValueError, match="a bare-metal job's accel is hw, not tcg-icount"):
+        job.x86_job(boot(), job.Target())
 
 
 def test_the_schema_check_catches_a_bad_job():
@@ -146,7 +169,7 @@ def test_the_schema_check_catches_a_bad_job():
 
 
 def test_x86_job():
-    definition = job.x86_job(boot(smp=4), job.Target(device_type="x86", tags=("hw-1",)))
+    definition = job.x86_job(boot(smp=4, accel="hw"), job.Target(device_type="x86", tags=("hw-1",)))
     deploy, boot_action = definition["actions"][0]["deploy"], definition["actions"][1]["boot"]
     assert deploy["to"] == "tftp"
     assert deploy["ramdisk"]["install_overlay"] is False
@@ -175,15 +198,15 @@ needs_lava_run = pytest.mark.skipif(
 
 
 @needs_lava_run
-@pytest.mark.parametrize("make, device_name", [(job.qemu_job, "mmlat-qemu"),
-                                               (job.x86_job, "mmlat-x86-example")])
-def test_lava_run_validates(tmp_path, make, device_name):
+@pytest.mark.parametrize("make, accel, device_name", [(job.qemu_job, "tcg-icount", "mmlat-qemu"),
+                                                      (job.x86_job, "hw", "mmlat-x86-example")])
+def test_lava_run_validates(tmp_path, make, accel, device_name):
     """lava-run --validate builds the job's whole pipeline for the device
     and checks every action (the images exist, QEMU and in.tftpd are
     installed, the device has the boot method)."""
     for name in ("bzImage", "initrd.cpio"):
         (tmp_path / name).write_bytes(b"\0" * 512)
-    definition = make(boot(kernel=str(tmp_path / "bzImage"), initrd=str(tmp_path / "initrd.cpio")),
+    definition = make(boot(kernel=str(tmp_path / "bzImage"), initrd=str(tmp_path / "initrd.cpio"), accel=accel),
                       job.Target())
     (tmp_path / "job.yaml").write_text(job.to_yaml(definition))
     device.write(device_name, definition["context"], tmp_path / "device.yaml")
