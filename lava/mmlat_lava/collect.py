@@ -61,20 +61,14 @@ def _last_line(lines):
     return ""
 
 
-def _cause(log, out, timeout_s):
-    """Why the boot failed, as bench/qemu.sh would say it, or ""; and
-    whether the lab, not the boot, failed it (a resubmission may help)."""
+def _lava_cause(log, timeout_s):
+    """Why a boot that shipped no results failed, from how LAVA ended its
+    job; and whether the lab, not the boot, failed it (a resubmission may
+    help)."""
     lines = log.console
     result = log.result or {}
     error_type = result.get("error_type") or ""
     message = "%s: %s" % (error_type, result.get("error_msg"))
-    for line in lines:
-        m = _RUNNER_FAIL.search(line)
-        if m:
-            return "runner: " + m.group(1).strip(), False
-    splat = first_splat(out / "console.log")
-    if splat:
-        return "kernel: " + splat, False
     if not result:
         return "lava: the job's log has no result (LAVA stopped before the job ended)", True
     if result.get("result") != "fail":
@@ -91,10 +85,45 @@ def _cause(log, out, timeout_s):
             % (message, _last_line(lines)), False)
 
 
+def _cause(log, out, timeout_s):
+    """Unpack the results block into OUT/guest; returns why the boot
+    failed, as bench/qemu.sh would say it, or "", and whether the lab
+    failed it. Once the guest has shipped its results, how LAVA ended the
+    job does not matter: QEMU's exit after the runner's reboot is an end
+    of file to LAVA when it comes before the monitor's end."""
+    for line in log.console:
+        m = _RUNNER_FAIL.search(line)
+        if m:
+            cause = "runner: " + m.group(1).strip()
+            break
+    else:
+        splat = first_splat(out / "console.log")
+        cause = "kernel: " + splat if splat else ""
+    # Whatever the guest shipped is kept, also from a failed boot.
+    guest = out / "guest"
+    if guest.exists():
+        shutil.rmtree(guest)
+    try:
+        console.unpack(console.find_block(log.console).archive, guest)
+    except console.ResultsBlockError as exc:
+        guest.mkdir(exist_ok=True)
+        if cause:
+            return cause, False
+        cause, retry = _lava_cause(log, timeout_s)
+        return cause or "results: %s" % exc, retry
+    if cause:
+        return cause, False
+    status_file = guest / "status"
+    status = status_file.read_text().strip() if status_file.exists() else "missing"
+    if status != "ok":
+        return "guest status: %s" % status, False
+    splat = first_splat(guest / "dmesg.txt") if (guest / "dmesg.txt").exists() else None
+    return ("kernel (dmesg): " + splat if splat else ""), False
+
+
 def collect(log_text, out, timeout_s, executor, job_id, device="", device_type="", accel="tcg-icount"):
-    """Write a finished job's boot into the folder OUT (created; it must
-    not hold a guest/ yet) from LOG_TEXT, the job's log; returns its
-    BootResult, also written as OUT/boot.json."""
+    """Write a finished job's boot into the folder OUT from LOG_TEXT, the
+    job's log; returns its BootResult, also written as OUT/boot.json."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "lava.log").write_text(log_text)
@@ -103,26 +132,6 @@ def collect(log_text, out, timeout_s, executor, job_id, device="", device_type="
     if log.boot_command:
         (out / "qemu.cmdline").write_text(log.boot_command + "\n")
     cause, retry = _cause(log, out, timeout_s)
-
-    # Whatever the guest shipped is kept, also from a failed boot.
-    guest = out / "guest"
-    if guest.exists():
-        shutil.rmtree(guest)
-    try:
-        block = console.find_block(log.console)
-        console.unpack(block.archive, guest)
-    except console.ResultsBlockError as exc:
-        guest.mkdir(exist_ok=True)
-        cause = cause or "results: %s" % exc
-    if not cause:
-        status_file = guest / "status"
-        status = status_file.read_text().strip() if status_file.exists() else "missing"
-        if status != "ok":
-            cause = "guest status: %s" % status
-        elif (guest / "dmesg.txt").exists():
-            splat = first_splat(guest / "dmesg.txt")
-            if splat:
-                cause = "kernel (dmesg): " + splat
 
     start = None
     for line in log.console:

@@ -116,11 +116,24 @@ def test_canceled(tmp_path):
 
 
 def test_a_log_without_its_result(tmp_path, shipped):
-    text = lava_log(("\r\n".join([START] + shipped(GOOD)) + "\r\n").encode())
-    cut = "\n".join(line for line in text.splitlines() if '"lvl": "results"' not in line)
-    result = collect.collect(cut, tmp_path / "boot", TIMEOUT, "lava", "7")
+    """lava-run stopped before it logged the job's end: the boot counts if
+    its results came back whole, and is submitted again if not."""
+    def cut(lines):
+        text = lava_log(("\r\n".join(lines) + "\r\n").encode())
+        return "\n".join(line for line in text.splitlines() if '"lvl": "results"' not in line)
+    result = collect.collect(cut([START] + shipped(GOOD)), tmp_path / "whole", TIMEOUT, "lava", "7")
+    assert (result.status, result.retry) == ("ok", False)
+    result = collect.collect(cut([START]), tmp_path / "none", TIMEOUT, "lava", "7")
     assert result.retry
     assert result.cause.startswith("lava: the job's log has no result")
+
+
+def test_qemu_exit_after_the_block_is_no_failure(tmp_path, shipped):
+    """The runner reboots after its results; when QEMU exits before LAVA's
+    monitor has matched the end, LAVA ends the job on the end of file."""
+    result, _ = run(tmp_path, [START] + shipped(GOOD) + ["mmlat-runner: done uptime=10.49", "poweroff"],
+                    result={"result": "fail", "error_type": "Infrastructure", "error_msg": "Connection closed"})
+    assert (result.status, result.cause, result.lava_error_type) == ("ok", "", "Infrastructure")
 
 
 def test_corrupt_block_fails_the_boot(tmp_path, shipped):
