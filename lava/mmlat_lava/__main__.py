@@ -167,7 +167,7 @@ def main(argv=None):
     p.add_argument("--out", required=True)
     p.add_argument("--executor", choices=("lava-local", "lava"), required=True)
     p.add_argument("--jobs", type=int, default=1, help="jobs submitted at once")
-    p.add_argument("--identity", help="lavacli identity (--executor lava)")
+    p.add_argument("--identity", default="default", help="lavacli identity (--executor lava)")
     p.add_argument("--lava-run", default="lava-run", help="the lava-run command (--executor lava-local)")
     p.add_argument("--max-attempts", type=int, default=3, help="submissions of a boot the lab fails")
     p.add_argument("--poll", type=float, default=0.5, help="seconds between polls")

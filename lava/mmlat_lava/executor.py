@@ -3,8 +3,8 @@
   LavaRunExecutor   EXECUTOR=lava-local: lava-run on this machine, one
                     process a job, against a device dictionary rendered
                     here (a QEMU device)
-  LavaServerExecutor  EXECUTOR=lava: a LAVA server through lavacli, with
-                    lavacli's own identity configuration
+  LavaServerExecutor  EXECUTOR=lava: a LAVA server through lavacli's
+                    client, with lavacli's own identity configuration
 
 Both: submit(boot) -> JobRecord, poll(record) -> JobStatus,
 cancel(record), collect(record, out_dir) -> BootResult. A JobRecord is
@@ -19,8 +19,10 @@ import socket
 import subprocess
 import time
 import uuid
+import xmlrpc.client
 from dataclasses import dataclass, replace
 from pathlib import Path
+from urllib.parse import urlparse
 
 import yaml
 
@@ -155,48 +157,53 @@ class LavaRunExecutor:
 
 
 class LavaServerExecutor:
-    """Jobs submitted to a LAVA server with lavacli; IDENTITY names an
-    entry of lavacli's configuration (~/.config/lavacli.yaml: its uri,
-    user and token), None its default. The jobs' kernel and initramfs
-    must be URLs the server's workers can fetch (or paths on a worker
-    that shares this machine's files)."""
+    """Jobs submitted to a LAVA server through lavacli's client (its
+    XML-RPC transport) as the lavacli identity IDENTITY of lavacli's
+    configuration (~/.config/lavacli.yaml: uri, username, token), one
+    request per call rather than a lavacli process. The jobs' kernel and
+    initramfs must be URLs the server's workers can fetch (or paths on a
+    worker that shares this machine's files)."""
     name = "lava"
     STATES = {"Submitted": "queued", "Scheduling": "queued", "Scheduled": "queued",
               "Running": "running", "Canceling": "running", "Finished": "finished"}
 
-    def __init__(self, work_dir, target=job.Target(), identity=None, lavacli="lavacli"):
+    def __init__(self, work_dir, target=job.Target(), identity="default"):
+        import lavacli
         self.work_dir = Path(work_dir)
         self.target = target
-        self.identity = identity
-        self.lavacli = lavacli
+        config = lavacli.load_config(identity)
+        if not config.get("uri"):
+            raise ExecutorError("no lavacli identity '%s' (lavacli identities add --uri URI --username USER "
+                                "--token TOKEN %s)" % (identity, identity))
+        uri = urlparse(config["uri"])
+        if config.get("username") and config.get("token"):
+            uri = uri._replace(netloc="%s:%s@%s" % (config["username"], config["token"], uri.netloc))
+        self.uri = uri.geturl()
+        self.where = "%s (lavacli identity %s)" % (config["uri"], identity)
+        transport = lavacli.RequestsTransport(uri.scheme, config.get("proxy"), config.get("timeout", 20.0),
+                                              config.get("verify_ssl_cert", True))
+        self.proxy = xmlrpc.client.ServerProxy(self.uri, allow_none=True, transport=transport)
 
-    def _lavacli(self, *args):
-        cmd = [self.lavacli] + (["-i", self.identity] if self.identity else []) + list(args)
+    def _call(self, what, method, *args):
         try:
-            proc = subprocess.run(cmd, capture_output=True, text=True)
-        except FileNotFoundError:
-            raise ExecutorError("%s not found: apt-get install lavacli" % self.lavacli) from None
-        if proc.returncode != 0:
-            output = (proc.stderr or proc.stdout).strip()[-500:]
-            raise ExecutorError("%s failed (exit %d): %s" % (" ".join(cmd), proc.returncode, output))
-        return proc.stdout
+            return method(*args)
+        except xmlrpc.client.Fault as exc:
+            raise ExecutorError("%s: %s refused: %s" % (self.where, what, exc.faultString)) from None
+        except (xmlrpc.client.Error, OSError) as exc:
+            raise ExecutorError("%s: %s failed: %s" % (self.where, what, exc)) from None
 
     def submit(self, boot):
         boot = with_checksums(boot)
         definition = job.qemu_job(boot, self.target)
         check_job(definition)
+        text = job.to_yaml(definition)
+        job_id = self._call("job '%s'" % definition["job_name"], self.proxy.scheduler.jobs.submit, text)
         self.work_dir.mkdir(parents=True, exist_ok=True)
-        path = self.work_dir / ("%s.yaml" % uuid.uuid4().hex[:12])
-        path.write_text(job.to_yaml(definition))
-        out = self._lavacli("jobs", "submit", str(path)).strip()
-        # lavacli prints the reason, and exits 0, when the server refuses a job
-        if not out.isdigit():
-            raise ExecutorError("the server refused job '%s': %s" % (definition["job_name"], out))
-        path.rename(self.work_dir / ("%s.yaml" % out))
-        return job.JobRecord(self.name, out, boot)
+        (self.work_dir / ("%s.yaml" % job_id)).write_text(text)
+        return job.JobRecord(self.name, str(job_id), boot)
 
     def show(self, job_id):
-        return yaml.safe_load(self._lavacli("jobs", "show", str(job_id), "--yaml"))
+        return self._call("job %s" % job_id, self.proxy.scheduler.jobs.show, str(job_id))
 
     def poll(self, record):
         details = self.show(record.job_id)
@@ -205,12 +212,13 @@ class LavaServerExecutor:
         return JobStatus(state, health, details.get("device") or "", details.get("device_type") or "")
 
     def cancel(self, record):
-        self._lavacli("jobs", "cancel", str(record.job_id))
+        self._call("canceling job %s" % record.job_id, self.proxy.scheduler.jobs.cancel, str(record.job_id))
 
     def collect(self, record, out_dir):
         details = self.show(record.job_id)
-        text = self._lavacli("jobs", "logs", "--raw", "--no-follow", str(record.job_id))
-        result = collect.collect(text, out_dir, record.boot.timeout, self.name, record.job_id,
+        _, data = self._call("the log of job %s" % record.job_id, self.proxy.scheduler.jobs.logs,
+                             str(record.job_id), 0, None)
+        result = collect.collect(str(data), out_dir, record.boot.timeout, self.name, record.job_id,
                                  device=details.get("device") or "",
                                  device_type=details.get("device_type") or "", accel=record.boot.accel)
         definition = self.work_dir / ("%s.yaml" % record.job_id)

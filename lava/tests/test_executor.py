@@ -1,17 +1,21 @@
-"""The executors' plumbing, against stand-ins for lava-run and lavacli
-that print logs made by LAVA's own loggers: submission, polling,
+"""The executors' plumbing, against stand-ins for lava-run and a LAVA
+server's XML-RPC API that give logs made by LAVA's own loggers: submission, polling,
 cancellation, collection, resubmission of a job the lab failed, and the
 run driver's resume. (A real lava-run boot and a real server's job:
 test_boot.py.)"""
+import base64
 import json
 import sys
 import textwrap
+import threading
 import time
+import xmlrpc.client
+import xmlrpc.server
 
 import pytest
 import yaml
 
-from conftest import LAVA_DIR, lava_log, print_block
+from conftest import lava_log, print_block
 from mmlat_lava import __main__ as cli
 from mmlat_lava import executor, job
 
@@ -148,79 +152,100 @@ def test_run_driver_resubmits_and_resumes(tmp_path, good_log):
     assert int((tmp_path / "count").read_text()) == 3
 
 
-def fake_lavacli(tmp_path, log, refuse=False):
-    """A lavacli that keeps its jobs in a folder: submit prints an id (or a
-    refusal, exit 0, as lavacli does), show reports a finished job once
-    shown twice, logs --raw prints the server's form of LOG."""
-    state = tmp_path / "server"
-    state.mkdir()
-    (state / "log").write_text("".join("- " + line + "\n" for line in log.splitlines()))
-    script = tmp_path / "lavacli"
-    script.write_text(textwrap.dedent("""\
-        #!%s
-        import pathlib, sys, yaml
-        state = pathlib.Path("%s")
-        args = sys.argv[1:]
-        (state / "calls").open("a").write(" ".join(args) + "\\n")
-        if args[:2] == ["-i", "lab"]:
-            args = args[2:]
-        if args[:2] == ["jobs", "submit"]:
-            if %r:
-                print("Unable to submit %%s: <Fault 400: 'Job 'x' is invalid'>" %% args[2])
-                sys.exit(0)
-            n = len(list(state.glob("job-*"))) + 1
-            (state / ("job-%%d" %% n)).write_text(open(args[2]).read())
-            print(n)
-        elif args[:2] == ["jobs", "show"]:
-            shown = state / ("shown-" + args[2])
-            count = int(shown.read_text()) + 1 if shown.exists() else 1
-            shown.write_text(str(count))
-            print(yaml.safe_dump({"id": int(args[2]), "state": "Finished" if count > 2 else "Running",
-                                  "health": "Complete" if count > 2 else "Unknown",
-                                  "device": "qemu01", "device_type": "qemu"}))
-        elif args[:2] == ["jobs", "logs"]:
-            sys.stdout.write((state / "log").read_text())
-        elif args[:2] == ["jobs", "cancel"]:
-            (state / ("canceled-" + args[2])).write_text("")
-        else:
-            sys.exit("unexpected: %%s" %% args)
-        """ % (sys.executable, state, refuse)))
-    script.chmod(0o755)
-    return str(script), state
+class FakeServer:
+    """A LAVA server's XML-RPC API as lavacli calls it, on a local port:
+    jobs are kept in memory, a job is finished once shown twice, its log is
+    LOG in the server's form (a YAML list)."""
+
+    def __init__(self, log, refuse=False):
+        self.jobs, self.shown, self.canceled, self.auth = {}, {}, [], []
+        server = self
+
+        class Handler(xmlrpc.server.SimpleXMLRPCRequestHandler):
+            rpc_paths = ("/RPC2",)
+
+            def do_POST(self):
+                server.auth.append(self.headers.get("Authorization"))
+                super().do_POST()
+
+            def log_message(self, *args):
+                pass
+
+        self.rpc = xmlrpc.server.SimpleXMLRPCServer(("127.0.0.1", 0), Handler, allow_none=True, logRequests=False)
+        self.port = self.rpc.server_address[1]
+
+        def submit(definition):
+            if refuse:
+                raise xmlrpc.client.Fault(400, "Job 'x' is invalid")
+            self.jobs[len(self.jobs) + 1] = definition
+            return len(self.jobs)
+
+        def show(job_id):
+            self.shown[job_id] = self.shown.get(job_id, 0) + 1
+            done = self.shown[job_id] > 2
+            return {"id": int(job_id), "state": "Finished" if done else "Running",
+                    "health": "Complete" if done else "Unknown", "device": "qemu01", "device_type": "qemu"}
+
+        text = "".join("- " + line + "\n" for line in log.splitlines())
+        for name, fn in (("system.version", lambda: "2023.01"), ("scheduler.jobs.submit", submit),
+                         ("scheduler.jobs.show", show),
+                         ("scheduler.jobs.cancel", lambda job_id: self.canceled.append(job_id) or True),
+                         ("scheduler.jobs.logs", lambda job_id, start, end: (True, xmlrpc.client.Binary(
+                             text.encode())))):
+            self.rpc.register_function(fn, name)
+        threading.Thread(target=self.rpc.serve_forever, daemon=True).start()
+
+    def identity(self, tmp_path, name="lab"):
+        """lavacli's configuration with identity NAME for this server, in
+        XDG_CONFIG_HOME as lavacli looks for it."""
+        (tmp_path / "lavacli.yaml").write_text(yaml.safe_dump({name: {
+            "uri": "http://127.0.0.1:%d/RPC2" % self.port, "username": "mmlat", "token": "s3cret"}}))
+        return name
 
 
-def test_server_executor(tmp_path, good_log):
-    lavacli, state = fake_lavacli(tmp_path, good_log)
-    exe = executor.LavaServerExecutor(tmp_path / "jobs", job.Target(tags=("t1",)), identity="lab", lavacli=lavacli)
+@pytest.fixture
+def server(tmp_path, monkeypatch, good_log):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    fake = FakeServer(good_log)
+    yield fake
+    fake.rpc.shutdown()
+
+
+def test_server_executor(tmp_path, server):
+    exe = executor.LavaServerExecutor(tmp_path / "jobs", job.Target(tags=("t1",)), identity=server.identity(tmp_path))
     record = exe.submit(boot(tmp_path))
     assert record.job_id == "1"
-    submitted = yaml.safe_load((state / "job-1").read_text())
+    submitted = yaml.safe_load(server.jobs[1])
     assert submitted["tags"] == ["t1"]
     assert exe.poll(record).state == "running"
     status = executor.wait(exe, record, poll_s=0.01, timeout_s=10)
     assert (status.state, status.health, status.device) == ("finished", "complete", "qemu01")
     result = exe.collect(record, tmp_path / "boot")
     assert (result.status, result.lava_device, result.lava_job_id) == ("ok", "qemu01", "1")
-    assert (tmp_path / "boot/job.yaml").read_text() == (state / "job-1").read_text()
+    assert (tmp_path / "boot/job.yaml").read_text() == server.jobs[1]
+    assert (tmp_path / "boot/guest/status").read_text() == "ok\n"
     exe.cancel(record)
-    assert (state / "canceled-1").exists()
-    assert all(call.startswith("-i lab ") for call in (state / "calls").read_text().splitlines())
+    assert server.canceled == ["1"]
+    token = "Basic " + base64.b64encode(b"mmlat:s3cret").decode()
+    assert set(server.auth) == {token}
 
 
-def test_server_refusal_is_an_error(tmp_path, good_log):
-    lavacli, _ = fake_lavacli(tmp_path, good_log, refuse=True)
-    exe = executor.LavaServerExecutor(tmp_path / "jobs", lavacli=lavacli)
-    with pytest.raises(executor.ExecutorError, match="the server refused job 'mmlat t mainline/munmap/clean/r1'"):
+def test_server_refusal_is_an_error(tmp_path, monkeypatch, good_log):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    fake = FakeServer(good_log, refuse=True)
+    exe = executor.LavaServerExecutor(tmp_path / "jobs", identity=fake.identity(tmp_path))
+    with pytest.raises(executor.ExecutorError,
+                       match="job 'mmlat t mainline/munmap/clean/r1' refused: Job 'x' is invalid"):
         exe.submit(boot(tmp_path))
+    fake.rpc.shutdown()
 
 
-def test_lavacli_failure_is_an_error(tmp_path):
-    exe = executor.LavaServerExecutor(tmp_path / "jobs", lavacli=str(LAVA_DIR / "no-such-lavacli"))
-    with pytest.raises(executor.ExecutorError, match="no-such-lavacli not found"):
-        exe.poll(job.JobRecord("lava", "1", boot(tmp_path)))
-    false = tmp_path / "false-lavacli"
-    false.write_text("#!/bin/sh\necho 'Unknown identity' >&2; exit 1\n")
-    false.chmod(0o755)
-    exe = executor.LavaServerExecutor(tmp_path / "jobs", lavacli=str(false))
-    with pytest.raises(executor.ExecutorError, match="Unknown identity"):
+def test_server_errors_name_the_server(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    with pytest.raises(executor.ExecutorError, match="no lavacli identity 'nowhere'"):
+        executor.LavaServerExecutor(tmp_path / "jobs", identity="nowhere")
+    (tmp_path / "lavacli.yaml").write_text(yaml.safe_dump({"down": {"uri": "http://127.0.0.1:9/RPC2"}}))
+    exe = executor.LavaServerExecutor(tmp_path / "jobs", identity="down")
+    message = r"http://127.0.0.1:9/RPC2 \(lavacli identity down\): job 1 failed"
+    with pytest.raises(executor.ExecutorError, match=message):
         exe.poll(job.JobRecord("lava", "1", boot(tmp_path)))
