@@ -16,7 +16,8 @@
 # build/lava-server), LAVA_SERVER_PORT (HTTP, default 8711; the publisher
 # takes the next port, its event socket the one after), LAVA_PG_PORT
 # (5433), LAVA_IDENTITY (the lavacli identity written to
-# ~/.config/lavacli.yaml, default mmlat-local).
+# ~/.config/lavacli.yaml, default mmlat-local), LAVA_QEMU_DEVICES (QEMU
+# devices on the worker, default one per core: jobs run as many at once).
 set -euo pipefail
 . "$(dirname "$0")/../bench/lib.sh"
 
@@ -29,7 +30,7 @@ IDENTITY=${LAVA_IDENTITY:-mmlat-local}
 PG_BIN=/usr/lib/postgresql/15/bin
 LAVA_USER=mmlat
 WORKER=mmlat-worker
-DEVICE=mmlat-qemu01
+DEVICE_COUNT=${LAVA_QEMU_DEVICES:-$(nproc)}
 URL=http://127.0.0.1:$HTTP_PORT
 DAEMONS="worker scheduler publisher gunicorn"
 
@@ -98,10 +99,10 @@ start_postgres() {
 	fi
 	if ! as postgres "$PG_BIN/pg_ctl" -D "$STATE/pg" status > /dev/null 2>&1; then
 		as postgres "$PG_BIN/pg_ctl" -D "$STATE/pg" -l "$STATE/pg/postgres.log" -w \
-			-o "-p $PG_PORT -k $STATE/run -c listen_addresses=127.0.0.1" start > /dev/null
+			-o "-p $PG_PORT -k $STATE/pg-run -c listen_addresses=127.0.0.1" start > /dev/null
 	fi
 	[ -f "$STATE/db-password" ] || (umask 077 && head -c 18 /dev/urandom | base64 | tr -d '/+=' > "$STATE/db-password")
-	as postgres psql -q -h "$STATE/run" -p "$PG_PORT" -U postgres -v ON_ERROR_STOP=1 \
+	as postgres psql -q -h "$STATE/pg-run" -p "$PG_PORT" -U postgres -v ON_ERROR_STOP=1 \
 		-v pw="$(cat "$STATE/db-password")" <<'EOF'
 SELECT 'CREATE ROLE lavaserver LOGIN' WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'lavaserver')\gexec
 ALTER ROLE lavaserver PASSWORD :'pw';
@@ -138,22 +139,31 @@ register_user() {
 		--token "$(cat "$STATE/user-token")" "$IDENTITY"
 }
 
-# The qemu device type, the worker, and one QEMU device on it whose
-# dictionary is lava/devices/mmlat-qemu.jinja2.
-register_device() {
-	local token
+# The qemu device type, the worker, and DEVICE_COUNT QEMU devices on it
+# whose dictionary is lava/devices/mmlat-qemu.jinja2, each tagged with the
+# QEMU it runs (qemu-X.Y: what a run pins its jobs to, so that baseline and
+# patched run under one QEMU).
+register_devices() {
+	local token device i qemu_tag
+	qemu_tag=qemu-$(qemu-system-x86_64 --version | sed -n '1s/^QEMU emulator version \([0-9]*\.[0-9]*\).*/\1/p')
 	install -d -o lavaserver -g lavaserver "$STATE/devices"
-	install -o lavaserver -g lavaserver -m 644 "$MMLAT_ROOT/lava/devices/mmlat-qemu.jinja2" \
-		"$STATE/devices/$DEVICE.jinja2"
 	manage device-types add qemu > /dev/null 2>&1 || manage device-types details qemu > /dev/null ||
 		die "cannot add the qemu device type"
 	manage workers add "$WORKER" --description "mmlat: lava-worker on $(hostname)" > /dev/null 2>&1 || true
 	token=$(manage workers details "$WORKER" | sed -n 's/^token *: //p')
 	[ -n "$token" ] || die "no token for worker $WORKER"
 	(umask 077 && printf '%s' "$token" > "$STATE/worker-token")
-	manage devices add --device-type qemu --worker "$WORKER" "$DEVICE" > /dev/null 2>&1 ||
-		manage devices details "$DEVICE" > /dev/null || die "cannot add the device $DEVICE"
-	manage devices update --health GOOD "$DEVICE" > /dev/null
+	lavacli -i "$IDENTITY" tags add "$qemu_tag" > /dev/null 2>&1 ||
+		lavacli -i "$IDENTITY" tags show "$qemu_tag" > /dev/null || die "cannot add the tag $qemu_tag"
+	for i in $(seq "$DEVICE_COUNT"); do
+		device=$(printf 'mmlat-qemu%02d' "$i")
+		install -o lavaserver -g lavaserver -m 644 "$MMLAT_ROOT/lava/devices/mmlat-qemu.jinja2" \
+			"$STATE/devices/$device.jinja2"
+		manage devices add --device-type qemu --worker "$WORKER" "$device" > /dev/null 2>&1 ||
+			manage devices details "$device" > /dev/null || die "cannot add the device $device"
+		manage device-tags add "$device" --tags "$qemu_tag" > /dev/null
+		manage devices update --health GOOD "$device" > /dev/null
+	done
 }
 
 start_worker() {
@@ -172,16 +182,17 @@ up() {
 		command -v "$tool" > /dev/null ||
 			die "$tool not found: apt-get install lava-server lava-dispatcher lavacli postgresql curl"
 	done
-	mkdir -p "$STATE"/{run,log,pids}
+	mkdir -p "$STATE/pids"
 	chmod 755 "$STATE"
-	chown postgres:postgres "$STATE/run"
-	install -d -o lavaserver -g lavaserver "$STATE/media" "$STATE/log"
+	# the database's socket; the server's event socket, media and logs
+	install -d -o postgres -g postgres "$STATE/pg-run"
+	install -d -o lavaserver -g lavaserver "$STATE/run" "$STATE/media" "$STATE/log"
 	start_postgres
 	start_server
 	register_user
-	register_device
+	register_devices
 	start_worker
-	log "LAVA server up in $(echo "$(date +%s.%N) - $t0" | bc | xargs printf '%.1f')s: $URL (lavacli -i $IDENTITY), device $DEVICE on worker $WORKER; state in ${STATE#"$MMLAT_ROOT"/}"
+	log "LAVA server up in $(echo "$(date +%s.%N) - $t0" | bc | xargs printf '%.1f')s: $URL (lavacli -i $IDENTITY), $DEVICE_COUNT QEMU devices on worker $WORKER; state in ${STATE#"$MMLAT_ROOT"/}"
 }
 
 down() {
