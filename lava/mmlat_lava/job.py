@@ -38,7 +38,7 @@ JOB_SLACK_S = 120
 BARE_METAL_BOOT_S = 600
 # The runner's markers (guest/runner.sh, guest/console-results.sh).
 RUNNER_LINE = "mmlat-runner: "
-RESULTS_BEGIN = r"mmlat-(?P<test_case_id>results): begin v1 tar\.gz\.base64 bytes=(?P<measurement>\d+)"
+RESULTS_BEGIN = r"mmlat-(?P<test_case_id>results): begin v1 tar\.bz2\.base64 bytes=(?P<measurement>\d+)"
 # The whole end line, its line break included: LAVA logs the console a
 # line at a time, a line once its break is read, and stops reading when
 # the monitor's end matches. (QEMU's stdio ends a line with CR LF, which

@@ -13,7 +13,7 @@ LAVA_DIR = Path(__file__).resolve().parents[1]
 MMLAT_ROOT = LAVA_DIR.parent
 sys.path.insert(0, str(LAVA_DIR))
 
-GUEST_APPLETS = ("sh", "tar", "gzip", "wc", "sha256sum", "base64", "mktemp", "rm", "cut")
+GUEST_APPLETS = ("sh", "tar", "bzip2", "wc", "sha256sum", "base64", "mktemp", "rm", "cut")
 
 
 @pytest.fixture

@@ -39,7 +39,7 @@ def block(tmp_path, guest_path):
 
 def test_round_trip(block, tmp_path):
     lines, results = block
-    assert lines[0].startswith("mmlat-results: begin v1 tar.gz.base64 bytes=")
+    assert lines[0].startswith("mmlat-results: begin v1 tar.bz2.base64 bytes=")
     assert lines[-1].startswith("mmlat-results: end bytes=")
     found = console.find_block(["[    1.234] boot noise", "mmlat-runner: start"] + lines + ["mmlat-runner: done"])
     assert found.foreign_lines == 0
@@ -115,7 +115,7 @@ def test_last_block_wins(block, tmp_path):
 
 def _archive(add):
     buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+    with tarfile.open(fileobj=buf, mode="w:bz2") as tar:
         add(tar)
     return buf.getvalue()
 
@@ -142,7 +142,7 @@ def test_unpack_refuses_links(tmp_path):
 
 def test_unpack_names_a_bad_archive(tmp_path):
     with pytest.raises(console.ResultsBlockError, match="results archive unreadable"):
-        console.unpack(b"\x1f\x8b not really gzip", tmp_path / "back")
+        console.unpack(b"BZh9 not really bzip2", tmp_path / "back")
 
 
 @pytest.mark.parametrize("chunk", [1, 97, 4092])
@@ -172,7 +172,7 @@ def test_through_a_servers_log(block, tmp_path):
 
 
 def test_block_size_is_what_the_console_carries(block):
-    """base64 of a gzip'd tar: a line of 76 characters carries 57 bytes."""
+    """base64 of a bzip2'd tar: a line of 76 characters carries 57 bytes."""
     lines, _ = block
     size = int(lines[0].split("bytes=")[1].split()[0])
     data = lines[1:-1]

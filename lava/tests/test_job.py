@@ -90,7 +90,7 @@ def test_monitor_ends_after_the_whole_end_line():
     assert not re.search(monitor["end"], end[:-1] + "\r\n")
     assert re.search(monitor["start"], "mmlat-runner: start uptime=3.48")
     assert re.search(monitor["start"], "mmlat-runner: FAIL: unknown job key 'x'")
-    m = re.search(monitor["pattern"], "mmlat-results: begin v1 tar.gz.base64 bytes=54414 sha256=" + "2c" * 32)
+    m = re.search(monitor["pattern"], "mmlat-results: begin v1 tar.bz2.base64 bytes=54414 sha256=" + "2c" * 32)
     assert m.group("test_case_id", "measurement") == ("results", "54414")
 
 
