@@ -33,6 +33,7 @@ WORKER=mmlat-worker
 DEVICE_COUNT=${LAVA_QEMU_DEVICES:-$(nproc)}
 URL=http://127.0.0.1:$HTTP_PORT
 DAEMONS="worker scheduler publisher gunicorn"
+LAVA_VERSION=$(dpkg-query -W -f '${Version}' lava-server 2>/dev/null || echo none)
 
 [ "$(id -u)" = 0 ] || die "lava/server.sh runs as root (lava-worker runs lava-run, which needs root)"
 
@@ -115,7 +116,11 @@ start_server() {
 	local env=()
 	mapfile -t env < <(lava_env)
 	set_lava_as
-	manage migrate --noinput > "$STATE/log/migrate.log"
+	# the schema of this lava-server version, once
+	if [ "$(cat "$STATE/migrated" 2>/dev/null)" != "$LAVA_VERSION" ]; then
+		manage migrate --noinput > "$STATE/log/migrate.log"
+		echo "$LAVA_VERSION" > "$STATE/migrated"
+	fi
 	# gunicorn binds as root and serves as lava-server's user, as its
 	# systemd unit does
 	start gunicorn env "${env[@]}" gunicorn3 lava_server.wsgi --bind "127.0.0.1:$HTTP_PORT" \
@@ -189,22 +194,33 @@ up() {
 	install -d -o lavaserver -g lavaserver "$STATE/run" "$STATE/media" "$STATE/log"
 	start_postgres
 	start_server
-	register_user
-	register_devices
+	# Each registration starts Django anew: done once per set of what
+	# is registered, and remembered.
+	registered="$LAVA_VERSION $IDENTITY $DEVICE_COUNT"
+	if [ "$(cat "$STATE/registered" 2>/dev/null)" != "$registered" ]; then
+		register_user
+		register_devices
+		echo "$registered" > "$STATE/registered"
+	fi
 	start_worker
 	log "LAVA server up in $(echo "$(date +%s.%N) - $t0" | bc | xargs printf '%.1f')s: $URL (lavacli -i $IDENTITY), $DEVICE_COUNT QEMU devices on worker $WORKER; state in ${STATE#"$MMLAT_ROOT"/}"
 }
 
 down() {
-	local name pid
+	local name pid entry pids=()
 	for name in $DAEMONS; do
-		pid_alive "$name" || { rm -f "$STATE/pids/$name"; continue; }
-		pid=$(cat "$STATE/pids/$name")
-		kill -TERM "$pid"
-		for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
-		! kill -0 "$pid" 2>/dev/null || { log "$name ($pid) ignored SIGTERM: killed"; kill -KILL "$pid"; }
-		rm -f "$STATE/pids/$name"
+		if pid_alive "$name"; then
+			pid=$(cat "$STATE/pids/$name")
+			kill -TERM "$pid"
+			pids+=("$name:$pid")
+		fi
 	done
+	for entry in "${pids[@]}"; do
+		name=${entry%%:*} pid=${entry#*:}
+		for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+		! kill -0 "$pid" 2>/dev/null || { log "$name ($pid) ignored SIGTERM for 10s: killed"; kill -KILL "$pid"; }
+	done
+	for name in $DAEMONS; do rm -f "$STATE/pids/$name"; done
 	if [ -f "$STATE/pg/PG_VERSION" ] && as postgres "$PG_BIN/pg_ctl" -D "$STATE/pg" status > /dev/null 2>&1; then
 		as postgres "$PG_BIN/pg_ctl" -D "$STATE/pg" -m fast -w stop > /dev/null
 	fi
