@@ -170,7 +170,7 @@ def main(argv=None):
     p.add_argument("--identity", default="default", help="lavacli identity (--executor lava)")
     p.add_argument("--lava-run", default="lava-run", help="the lava-run command (--executor lava-local)")
     p.add_argument("--max-attempts", type=int, default=3, help="submissions of a boot the lab fails")
-    p.add_argument("--poll", type=float, default=0.5, help="seconds between polls")
+    p.add_argument("--poll", type=float, default=0.2, help="seconds between polls")
     targets(p)
     p.set_defaults(func=cmd_run)
 
