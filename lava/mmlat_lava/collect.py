@@ -7,7 +7,7 @@ import json
 import re
 import shutil
 import subprocess
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 from . import console, joblog
@@ -41,6 +41,10 @@ class BootResult:
 
     def to_json(self):
         return asdict(self)
+
+    @classmethod
+    def from_json(cls, doc):
+        return cls(**{f.name: doc.get(f.name) for f in fields(cls)})
 
 
 def first_splat(path):

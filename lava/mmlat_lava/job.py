@@ -44,9 +44,9 @@ RESULTS_BEGIN = r"mmlat-(?P<test_case_id>results): begin v1 tar\.bz2\.base64 byt
 # the monitor's end matches. (QEMU's stdio ends a line with CR LF, which
 # the pty LAVA reads it through makes CR CR LF.)
 RESULTS_END = r"mmlat-results: end bytes=\d+ sha256=[0-9a-f]{64}\r*\n"
-# What the guest's command line always has (bench/qemu.sh), before the
-# runner's job keys: the serial console, a panic or oops ends the VM at
-# once, and only warnings reach the console.
+# What the guest's command line always has after its console
+# (bench/qemu.sh), before the runner's job keys: a panic or oops ends the
+# VM at once, and only warnings reach the console.
 GUEST_ARGS = "panic=-1 oops=panic quiet loglevel=4"
 # Characters a job's kernel command line cannot carry: LAVA joins QEMU's
 # arguments into one string that it splits again like a shell, and iPXE

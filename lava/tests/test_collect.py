@@ -31,6 +31,7 @@ def run(tmp_path, lines, **log_kw):
     out = tmp_path / "boot"
     result = collect.collect(text, out, TIMEOUT, "lava-local", "mmlat-1", device="qemu01", device_type="qemu")
     assert json.loads((out / "boot.json").read_text()) == result.to_json()
+    assert collect.BootResult.from_json(result.to_json()) == result
     return result, out
 
 
