@@ -4,7 +4,8 @@ import json
 import os
 import sys
 
-from . import calibrate, endpoints, load, report, sequential, stats
+from . import calibrate, endpoints, load, report, run_table, sequential, stats, summarize
+from . import formatting as fmt
 
 
 def main(argv=None):
@@ -42,7 +43,7 @@ def main(argv=None):
         print("mmlat: no boots under %s/cells" % a.run_dir, file=sys.stderr)
         return 2
     if a.cmd == "summary":
-        t = report.summary_table(run)
+        t = run_table.summary_table(run)
         with open(os.path.join(a.run_dir, "summary.txt"), "w") as f:
             f.write(t)
         sys.stdout.write(t)
@@ -55,32 +56,33 @@ def main(argv=None):
     try:
         if a.cmd == "report":
             out = os.path.join(a.run_dir, "report")
-            s, txt = report.write_report(run, out, a.baseline, a.patched,
-                                         plots=not a.no_plots, **kw)
-            sys.stdout.write(txt)
-            print("plots: %s" % ", ".join(os.path.join(out, p) for p in s["plots"]))
+            summary = report.write_report(run, out, a.baseline, a.patched,
+                                          plots=not a.no_plots, **kw)
+            with open(os.path.join(out, "report.txt"), encoding="utf-8") as f:
+                sys.stdout.write(f.read())
+            print("plots: %s" % ", ".join(os.path.join(out, p) for p in summary.plots))
             return 0
-        s = report.build(run, a.baseline, a.patched, **kw)
+        summary = summarize.build(run, a.baseline, a.patched, **kw)
     except stats.IncompatibleCells as e:
         print("mmlat: %s" % e, file=sys.stderr)
         return 3
-    bad = report.compare_worse(s)
+    bad = summary.worse()
     for c in bad:
-        pct = report.pct_text(c)
+        pct = fmt.pct_text(c)
         print("WORSE: %s %s %s %s%s, margin %s, decision interval %s %%" % (
-            c.workload, c.endpoint, report.delta_text(c.delta, c.spec), c.spec.unit,
-            "" if pct == "-" else " (%s %%)" % pct, report.margin_text(c.margin),
-            report.decision_interval_text(c)))
-    if report.failed_boots(s):
-        print("note: %d failed boots" % len(report.failed_boots(s)))
-    verdicts = [c.verdict for ws in s["workloads"].values() for c in report.comparisons_of(ws)
-                if c.primary]
+            c.workload, c.endpoint, fmt.delta_text(c.delta, c.spec), c.spec.unit,
+            "" if pct == "-" else " (%s %%)" % pct, fmt.margin_text(c.margin),
+            fmt.decision_interval_text(c)))
+    if summary.failed_boots():
+        print("note: %d failed boots" % len(summary.failed_boots()))
+    verdicts = [c.verdict for c in summary.primary()]
     counts = ", ".join("%d %s" % (verdicts.count(v), v) for v in (
         endpoints.WORSE, endpoints.BETTER, endpoints.SAME, endpoints.INCONCLUSIVE,
         endpoints.NO_TEST) if verdicts.count(v))
+    gate = summary.gate
     print("compare: %s (%s; %s against margins, %s over %d primary endpoints, alpha %g)" % (
-        "FAIL" if bad else "ok", counts or "no primary endpoint", s["gate"]["test"],
-        s["gate"]["correction"], s["gate"]["family"], s["gate"]["alpha"]))
+        "FAIL" if bad else "ok", counts or "no primary endpoint", gate.test,
+        gate.correction, gate.family, gate.alpha))
     return 1 if bad else 0
 
 
@@ -91,8 +93,8 @@ def look(run, a):
     1])."""
     try:
         looks = [sequential.Look.from_dict(d) for d in run["meta"].get("looks") or []]
-        rnd = endpoints.decide(report.primary_comparisons(
-            run, *report.compared_variants(run, a.baseline, a.patched)),
+        rnd = endpoints.decide(summarize.primary_comparisons(
+            run, *summarize.compared_variants(run, a.baseline, a.patched)),
             looks + [sequential.Look(a.repeats, a.spent)])
     except ValueError as e:
         print("mmlat: %s" % e, file=sys.stderr)
