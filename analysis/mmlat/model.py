@@ -6,6 +6,7 @@ Renderers read this model only, never the cells.  Each figure names the
 boot kind it comes from (Summary.figure_boot); "baseline" and "patched"
 are the two sides compared (in A/A mode the odd and even repeats of one
 variant).  Times are in us, lock holds in ns, as their headings say."""
+import dataclasses
 import json
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
@@ -342,7 +343,8 @@ class SourcePackage:
 class Kernel:
     """A compared variant's kernel (kernels/<variant>/build.json): its
     series directories in order, release, source (a Debian package, or a
-    git tree's ref and commit) and hashes."""
+    git tree's ref and commit), hashes, and its preemption model (from the
+    run's copy of its config: PREEMPT, PREEMPT_RT, ...)."""
     series: list[str] = field(default_factory=list)
     series_sha256: str | None = None
     kernel_release: str | None = None
@@ -354,13 +356,21 @@ class Kernel:
     describe: str | None = None
     ksrc: str | None = None
     config_sha256: str | None = None
+    preemption: str | None = None
 
     @classmethod
-    def from_build(cls, build):
-        """The fields of a build.json that describe the kernel."""
-        names = set(cls.__dataclass_fields__)
-        return records.from_json(cls, {k: v for k, v in build.items() if k in names},
-                                 "build.json")
+    def from_build(cls, build, preemption=None):
+        """The fields of a build.json that describe the kernel (of its
+        source package: name, version and suite)."""
+        doc = _known(cls, build)
+        if doc.get("source_package"):
+            doc["source_package"] = _known(SourcePackage, doc["source_package"])
+        return records.from_json(cls, dict(doc, preemption=preemption), "build.json")
+
+
+def _known(cls, doc):
+    """The keys of doc that are fields of the record cls."""
+    return {k: v for k, v in doc.items() if k in cls.__dataclass_fields__}
 
 
 @dataclass
@@ -433,6 +443,7 @@ class Summary:
     sweeps: list[sweep.Sweep]
     steps: list[steps.Step]
     plots: list[str] = field(default_factory=list)
+    compact: bool = False
 
     def workload(self, name):
         return next(w for w in self.workloads if w.name == name)
@@ -462,6 +473,40 @@ class Summary:
         return Sides("odd", "even") if self.aa_mode else self.side_labels()
 
 
+def compact(summary):
+    """The summary reduced to the figures of the README's tables (a few
+    KB, results/summaries/): the run, its kernels, calibration and gate,
+    per workload its boots, its primary comparisons, its latency and
+    windows statistics (no histograms), the sweeps and the steps.  Its
+    other lists are empty (boots: the failed ones only; no window classes
+    or call sites, lock holds, counters, attribution), so the renderers
+    of report.txt, the plots and a posting refuse it (require_full)."""
+    def bare(d):
+        return dataclasses.replace(d, hist=[], band=None)
+
+    def windows(t):
+        return dataclasses.replace(t, overall=Sides(*map(bare, t.overall.values())),
+                                   classes={}, sites=[])
+    workloads = [dataclasses.replace(
+        w, latency=Sides(*map(bare, w.latency.values())),
+        throughput=Sides(*(dataclasses.replace(t, per_repeat=[])
+                           for t in w.throughput.values())),
+        traced_over_clean=Sides(*(dataclasses.replace(t, per_repeat=[])
+                                  for t in w.traced_over_clean.values())),
+        counters=Sides(None, None), windows={k: windows(t) for k, t in w.windows.items()},
+        attribution=[], locks=None, calib=Sides([], []), comparisons=w.primary())
+        for w in summary.workloads]
+    return dataclasses.replace(summary, workloads=workloads, boots=summary.failed_boots(),
+                               compact=True)
+
+
+def require_full(summary, what):
+    """Refuse a compact summary to a renderer that needs its samples."""
+    if summary.compact:
+        raise SummaryFormatError("%s needs the full summary.json of `mmlat report`, not a "
+                                 "compact one (no histograms)" % what)
+
+
 def to_json(summary):
     return records.to_json(summary)
 
@@ -478,9 +523,27 @@ def from_json(doc, where="summary.json"):
 
 
 def write(summary, path):
+    """summary.json; a compact summary on one line a workload (its file
+    is committed, diffs stay readable)."""
     with open(path, "w", encoding="utf-8") as f:
-        json.dump(to_json(summary), f, indent=1)
+        if summary.compact:
+            f.write(compact_json(to_json(summary)))
+        else:
+            json.dump(to_json(summary), f, indent=1)
         f.write("\n")
+
+
+def compact_json(doc):
+    """JSON with a line per top-level field and per workload, sweep and
+    step."""
+    lines = []
+    for key, value in doc.items():
+        if isinstance(value, list) and value:
+            lines.append("%s: [\n  %s]" % (json.dumps(key), ",\n  ".join(
+                json.dumps(v, separators=(",", ":")) for v in value)))
+        else:
+            lines.append("%s: %s" % (json.dumps(key), json.dumps(value, separators=(",", ":"))))
+    return "{" + ",\n".join(lines) + "}"
 
 
 def read(path):

@@ -6,7 +6,7 @@ instrumentation's own figures."""
 import math
 import textwrap
 
-from . import calibrate, endpoints, load, locks, sweep
+from . import calibrate, endpoints, load, locks, model, sweep
 from . import formatting as fmt
 
 WIDTH = 80
@@ -553,6 +553,7 @@ def render(summary):
     table, the critical sections, the sweeps, the traced/clean ratios,
     then each workload's per-boot figures; every line within 80
     columns."""
+    model.require_full(summary, "report.txt")
     labels, short, boot = summary.side_labels(), summary.short_labels(), summary.figure_boot
     lines = headline(summary) + [""] + header(summary) + failed_boot_lines(summary)
     per_patch = steps_section(summary)
