@@ -1,20 +1,21 @@
-"""python3 -m mmlat {report,compare,summary,calibrate,look} RUN_DIR"""
+"""python3 -m mmlat {report,compare,summary,calibrate,look,posting} RUN_DIR"""
 import argparse
 import json
 import os
 import sys
 
-from . import calibrate, endpoints, load, report, run_table, sequential, stats, summarize
+from . import (calibrate, endpoints, load, model, posting, report, run_table, sequential,
+               stats, summarize)
 from . import formatting as fmt
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="mmlat")
     sub = ap.add_subparsers(dest="cmd", required=True)
-    for name in ("report", "compare", "summary", "calibrate", "look"):
+    for name in ("report", "compare", "summary", "calibrate", "look", "posting"):
         p = sub.add_parser(name)
         p.add_argument("run_dir")
-        if name not in ("summary", "calibrate"):
+        if name not in ("summary", "calibrate", "posting"):
             p.add_argument("--baseline")
             p.add_argument("--patched")
         if name in ("report", "compare"):
@@ -28,12 +29,17 @@ def main(argv=None):
             p.add_argument("--spent", type=float, required=True)
         if name == "report":
             p.add_argument("--no-plots", action="store_true")
+        if name == "posting":
+            # the section alone, without the series as mails
+            p.add_argument("--section-only", action="store_true")
     a = ap.parse_args(argv)
     if not os.path.isdir(a.run_dir):
         print("mmlat: no such run directory: %s" % a.run_dir, file=sys.stderr)
         return 2
     if a.cmd == "calibrate":
         return calibrate.check_run(a.run_dir)
+    if a.cmd == "posting":
+        return write_posting(a)
     try:
         run = load.load_run(a.run_dir)
     except load.UnreadableRun as e:
@@ -84,6 +90,19 @@ def main(argv=None):
         "FAIL" if bad else "ok", counts or "no primary endpoint", gate.test,
         gate.correction, gate.family, gate.alpha))
     return 1 if bad else 0
+
+
+def write_posting(a):
+    """`mmlat posting`: prints the section and the files written."""
+    try:
+        written = posting.write_posting(a.run_dir, patches=not a.section_only)
+    except (posting.PostingError, model.SummaryFormatError) as e:
+        print("mmlat: %s" % e, file=sys.stderr)
+        return 2
+    with open(written[0], encoding="utf-8") as f:
+        sys.stdout.write(f.read())
+    print("posting: %s" % ", ".join(written))
+    return 0
 
 
 def look(run, a):

@@ -214,7 +214,10 @@ def accel_meaning(run):
     if run.accel == "tcg-mt":
         return ("TCG, one host thread per vCPU: guest time is the host's, and host "
                 "scheduling shows as windows")
-    return "accelerator %s" % (run.accel or "not recorded")
+    if run.accel == "tcg":
+        return ("TCG without icount: guest time is the host's, slowed by translation "
+                "and by host load")
+    return "accelerator %s, of unknown meaning" % (run.accel or "not recorded")
 
 
 def overhead_text(calibration):

@@ -9,7 +9,7 @@ import numpy as np  # noqa: E402
 
 from matplotlib.lines import Line2D  # noqa: E402
 
-from . import attribute, endpoints, stats, sweep  # noqa: E402
+from . import attribute, endpoints, model, stats, sweep  # noqa: E402
 from .load import TRACERS  # noqa: E402
 
 COLORS = {"baseline": "tab:blue", "patched": "tab:red"}
@@ -299,6 +299,7 @@ def fig_sweep(s, sw):
 
 def all_plots(s, out_dir):
     """Every plot of summary s into out_dir; returns the PNG names."""
+    model.require_full(s, "the plots")
     out = []
     out.append(_save(fig_latency_hist(s), out_dir, "latency_hist"))
     out.append(_save(fig_ccdf(s, "latency"), out_dir, "latency_ccdf"))

@@ -247,11 +247,25 @@ def _workload(run, name, by_boot, n_resamples, conf, seed):
         comparisons=compare_workload(name, by_boot, n_resamples, conf, seed))
 
 
+# The preemption models of Kconfig's choice, most preemptible first.
+PREEMPTION_OPTIONS = ("PREEMPT_RT", "PREEMPT", "PREEMPT_VOLUNTARY", "PREEMPT_NONE")
+
+
+def preemption(run_dir, variant):
+    """The preemption model of a variant's config (the run's copy,
+    kernels/<variant>/config), None without one."""
+    try:
+        config = configdiff.read_config(os.path.join(run_dir, "kernels", variant, "config"))
+    except FileNotFoundError:
+        return None
+    return next((o for o in PREEMPTION_OPTIONS if config.get("CONFIG_" + o) == "y"), None)
+
+
 def kernels(run, variants):
     """The compared variants' kernel records (build.json), where a run
     has them."""
-    return {v: model.Kernel.from_build(run["kernels"][v]) for v in variants
-            if run.get("kernels", {}).get(v)}
+    return {v: model.Kernel.from_build(run["kernels"][v], preemption(run["dir"], v))
+            for v in variants if run.get("kernels", {}).get(v)}
 
 
 def build(run, baseline=None, patched=None, n_resamples=2000, conf=0.95, seed=1):
