@@ -1,17 +1,24 @@
-"""python3 -m mmlat {report,compare,summary,calibrate,look,posting} RUN_DIR"""
+"""python3 -m mmlat {report,compare,summary,calibrate,look,posting} RUN_DIR,
+python3 -m mmlat summarize SUMMARY_JSON OUT, python3 -m mmlat readme [--write] FILE"""
 import argparse
 import json
 import os
 import sys
 
-from . import (calibrate, endpoints, load, model, posting, report, run_table, sequential,
-               stats, summarize)
+from . import (calibrate, endpoints, load, model, posting, readme, report, run_table,
+               sequential, stats, summarize)
 from . import formatting as fmt
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="mmlat")
     sub = ap.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("readme")
+    p.add_argument("file", nargs="?", default="README.md")
+    p.add_argument("--write", action="store_true")
+    p = sub.add_parser("summarize")
+    p.add_argument("summary_json")
+    p.add_argument("out")
     for name in ("report", "compare", "summary", "calibrate", "look", "posting"):
         p = sub.add_parser(name)
         p.add_argument("run_dir")
@@ -33,6 +40,10 @@ def main(argv=None):
             # the section alone, without the series as mails
             p.add_argument("--section-only", action="store_true")
     a = ap.parse_args(argv)
+    if a.cmd == "readme":
+        return readme_tables(a)
+    if a.cmd == "summarize":
+        return compact_summary(a)
     if not os.path.isdir(a.run_dir):
         print("mmlat: no such run directory: %s" % a.run_dir, file=sys.stderr)
         return 2
@@ -90,6 +101,34 @@ def main(argv=None):
         "FAIL" if bad else "ok", counts or "no primary endpoint", gate.test,
         gate.correction, gate.family, gate.alpha))
     return 1 if bad else 0
+
+
+def readme_tables(a):
+    """`mmlat readme [--write] FILE`: its marked tables against their
+    summaries; exit 1 naming each stale one, or with --write renew them."""
+    try:
+        if a.write:
+            print("%s: %d tables renewed" % (a.file, readme.update(a.file)))
+            return 0
+        stale = readme.check(a.file)
+    except (readme.TableError, model.SummaryFormatError, OSError) as e:
+        print("mmlat: %s" % e, file=sys.stderr)
+        return 2
+    for spec, _, _ in stale:
+        print("stale: %s (mmlat readme --write %s renders it)" % (spec, a.file))
+    return 1 if stale else 0
+
+
+def compact_summary(a):
+    """`mmlat summarize SUMMARY_JSON OUT`: a report's summary.json made
+    compact (model.compact), for results/summaries/."""
+    try:
+        model.write(model.compact(model.read(a.summary_json)), a.out)
+    except (model.SummaryFormatError, OSError) as e:
+        print("mmlat: %s" % e, file=sys.stderr)
+        return 2
+    print("%s: %d bytes" % (a.out, os.path.getsize(a.out)))
+    return 0
 
 
 def write_posting(a):

@@ -484,11 +484,14 @@ def compact(summary):
     def bare(d):
         return dataclasses.replace(d, hist=[], band=None)
 
+    def bare_latency(d):
+        return dataclasses.replace(bare(d), spread={})
+
     def windows(t):
         return dataclasses.replace(t, overall=Sides(*map(bare, t.overall.values())),
                                    classes={}, sites=[])
     workloads = [dataclasses.replace(
-        w, latency=Sides(*map(bare, w.latency.values())),
+        w, latency=Sides(*map(bare_latency, w.latency.values())),
         throughput=Sides(*(dataclasses.replace(t, per_repeat=[])
                            for t in w.throughput.values())),
         traced_over_clean=Sides(*(dataclasses.replace(t, per_repeat=[])
