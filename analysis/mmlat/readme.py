@@ -45,8 +45,8 @@ def render(spec, base_dir):
     words = spec.split()
     kind, args = words[0], words[1:]
     if kind not in render_readme.TABLES:
-        raise TableError("%s: no table kind %s (of: %s)" % (spec, kind,
-                                                             ", ".join(render_readme.TABLES)))
+        raise TableError("%s: no table kind %s (of: %s)"
+                         % (spec, kind, ", ".join(render_readme.TABLES)))
     renderer, n_summaries = render_readme.TABLES[kind]
     paths = [a for a in args if a.endswith(".json")]
     others = [a for a in args if not a.endswith(".json")]

@@ -115,8 +115,8 @@ def kernel_text(summary, side):
               "git %s %s" % (k.ref, (k.commit or "")[:12]) if k.ref else k.source or "-")
     facts = [x for x in (k.kernel_version, source, k.preemption and "CONFIG_%s=y" % k.preemption)
              if x]
-    return "%s (%s): %s" % (name, ", ".join(facts),
-                           "series " + ", ".join(k.series) if k.series else "no patches")
+    patches = "series " + ", ".join(k.series) if k.series else "no patches"
+    return "%s (%s): %s" % (name, ", ".join(facts), patches)
 
 
 def how_section(summary):
@@ -182,8 +182,8 @@ def headline_section(summary):
              % (g.test, g.correction, g.family, g.alpha, fmt.looks_text(g)))
     lines = ["Primary endpoints", ""] + wrap(notes) + ["", sides_line(summary), ""]
     lines += table(rows, "lrrrrl", gap=1)
-    lines += ["", "%d primary endpoints: %s." % (len(summary.primary()),
-                                                endpoint_count(summary) or "none")]
+    counts = endpoint_count(summary) or "none"
+    lines += ["", "%d primary endpoints: %s." % (len(summary.primary()), counts)]
     extra = wrap(fmt.settle_sentence(summary)) + wrap(fmt.demoted_sentence(summary))
     return lines + ([""] + extra if extra else [])
 

@@ -140,6 +140,8 @@ def test_compact_summaries_are_refused(stepped):
 
 # ------------------------------------------------------------- the mails
 
+# a mail's signature: "-- " and git's version
+SIGNATURE = "-- \n2.39.5\n"
 PATCH = """From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001
 {author}Date: Fri, 4 Dec 2026 21:00:01 +0000
 Subject: [RFC PATCH {n}/2] mm: {title}
@@ -156,9 +158,7 @@ diff --git a/mm/memory.c b/mm/memory.c
 @@ -1,1 +1,2 @@
  a
 +b
---
-2.39.5
-"""
+""" + SIGNATURE
 COVER = """From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001
 Date: Fri, 4 Dec 2026 21:00:00 +0000
 Subject: [RFC PATCH 0/2] mm: two changes
@@ -168,9 +168,7 @@ What the series does.
  mm/memory.c | 2 ++
  1 file changed, 2 insertions(+)
 
--- 
-2.39.5
-"""
+""" + SIGNATURE
 GET_MAINTAINER = """#!/usr/bin/perl
 # a stand-in: the maintainers of the files the patch touches
 print "Andrew Morton <akpm\\@linux-foundation.org>\\nlinux-mm\\@kvack.org\\n";
