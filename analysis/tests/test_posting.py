@@ -13,7 +13,7 @@ import pytest
 from mmlat import formatting, load, model, posting, render_posting, summarize
 from mmlat.__main__ import main
 
-from fakerun import make_run
+from fakerun import make_run, update_meta
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 STEPS = [{"variant": "patched.1", "previous": "baseline", "series": "mine",
@@ -23,24 +23,15 @@ STEPS = [{"variant": "patched.1", "previous": "baseline", "series": "mine",
 POSTER = "Ada Porter <ada@example.org>"
 
 
-def _meta(root, **more):
-    path = os.path.join(root, "meta.json")
-    with open(path) as f:
-        meta = json.load(f)
-    meta.update(more)
-    with open(path, "w") as f:
-        json.dump(meta, f)
-
-
 @pytest.fixture(scope="module")
 def stepped(tmp_path_factory):
     root = str(tmp_path_factory.mktemp("p") / "run")
     make_run(root, shift=25, repeats=4, failed=False,
              variants=("baseline", "patched.1", "patched"), workloads=("munmap", "truncate"))
-    _meta(root, steps=STEPS, accel="tcg-icount", icount_shift=3, run_id="run",
-          knobs={"VARIANTS": "baseline patched.1 patched", "WORKLOADS": "munmap truncate",
-                 "SWEEP": "", "REPEAT": "4", "ACCEL": "tcg-icount", "RUN_ID": "run",
-                 "FLAVOR": "bench"})
+    update_meta(root, steps=STEPS, accel="tcg-icount", icount_shift=3, run_id="run",
+                knobs={"VARIANTS": "baseline patched.1 patched", "WORKLOADS": "munmap truncate",
+                       "SWEEP": "", "REPEAT": "4", "ACCEL": "tcg-icount", "RUN_ID": "run",
+                       "FLAVOR": "bench"})
     return summarize.build(load.load_run(root), n_resamples=50)
 
 
