@@ -222,16 +222,16 @@ def critical_section(summary):
     shown = False
     for w in summary.workloads:
         for tracer, n_classes in CLASSES_SHOWN.items():
-            t = w.windows[tracer]
-            if not t.classes:
+            windows = w.windows[tracer]
+            if not windows.classes:
                 continue
             shown = True
             rows = [("%s, %s" % (w.name, "preempt-off" if tracer == "preemptoff"
                                  else "irq-off"),
                      base + " n", "max", patched + " n", "max")]
-            for cls, both in t.longest_classes()[:n_classes]:
+            for cls, both in windows.longest_classes()[:n_classes]:
                 rows.append(("  " + cls,) + _count_max(both.baseline) + _count_max(both.patched))
-                site = next((s for s in t.sites if s.window_class == cls), None)
+                site = next((s for s in windows.sites if s.window_class == cls), None)
                 if site is None:
                     continue
                 label = "    " + site.site

@@ -94,10 +94,10 @@ def windows(summaries, tracer, workload, side):
         raise ValueError("no tracer %s" % tracer)
     lines = _head(["run", "accelerator", "windows", "p50", "p90", "p99", "max"])
     for summary in summaries:
-        d = summary.workload(workload).windows[tracer].overall[side]
+        windows = summary.workload(workload).windows[tracer].overall[side]
         lines.append(_row([summary.run.run_id or "-", fmt.accel_text(summary.run),
-                           str(d.count)] + [fmt.us(d.stat(s)) for s in
-                                            ("p50", "p90", "p99", "max")]))
+                           str(windows.count)] + [fmt.us(windows.stat(name)) for name in
+                                                  ("p50", "p90", "p99", "max")]))
     return lines + [""] + [run_line(s) for s in summaries]
 
 

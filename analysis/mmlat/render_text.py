@@ -273,16 +273,16 @@ def window_tables(workload, labels, boot):
     window, each with count, p99 and max per side."""
     lines = []
     for tracer in TRACERS:
-        t = workload.windows[tracer]
-        if not t.classes:
+        windows = workload.windows[tracer]
+        if not windows.classes:
             continue
         lines.append("%s windows by class, top %d by max (us), %s boots:" % (tracer, TOP, boot))
         lines += _side_heads(labels)
         lines.append(NUM_ROW % ("class", "n", "p99", "max", "n", "p99", "max"))
-        for cls, both in t.longest_classes()[:TOP]:
+        for cls, both in windows.longest_classes()[:TOP]:
             lines.append(NUM_ROW % ((cls,) + _nums(both.baseline) + _nums(both.patched)))
         lines.append("%s call sites (opener <- caller), top %d by max (us):" % (tracer, TOP))
-        for site in t.sites[:TOP]:
+        for site in windows.sites[:TOP]:
             lines.append("  " + site.site)
             lines.append(NUM_ROW % (("  " + site.window_class,) + _nums(site.figures.baseline)
                                     + _nums(site.figures.patched)))
@@ -294,15 +294,15 @@ def other_lines(workload, labels):
     side, against the goal (stated, met or not)."""
     lines = []
     for tracer in TRACERS:
-        t = workload.windows[tracer]
-        if not any(o.total_us for o in t.other_share.values()):
+        windows = workload.windows[tracer]
+        if not any(o.total_us for o in windows.other_share.values()):
             continue
         if not lines:
             lines.append('window time over %d us in class "other" (goal: under %d %% of '
-                         "preemptoff):" % (t.other_over_us, round(t.other_goal * 100)))
+                         "preemptoff):" % (windows.other_over_us, round(windows.other_goal * 100)))
         parts = ["%s %s of %.1f ms" % (
             labels[side][:12], "-" if o.share is None else "%.1f %%" % (100 * o.share),
-            o.total_us / 1000.0) for side, o in t.other_share.items()]
+            o.total_us / 1000.0) for side, o in windows.other_share.items()]
         lines.append("  %-10s %s" % (tracer, "   ".join(parts)))
     return lines
 
@@ -531,15 +531,17 @@ def workload_section(summary, w):
         "series windows (%s) and lock holds (us), %s boots, per boot:"
         % (endpoints.TRACER, boot["windows"]))
     for tracer in TRACERS:
-        b, p = w.windows[tracer].overall.values()
-        if not (b.count or p.count or b.tracer_max or p.tracer_max):
+        base, patched = w.windows[tracer].overall.values()
+        if not (base.count or patched.count or base.tracer_max or patched.tracer_max):
             continue
         lines.append("%s windows (us), %s boots:" % (tracer, boot["windows"]))
         lines.append("  n %s->%s  p99.9 %s->%s  max %s->%s" % (
-            b.count, p.count, fmt.number(b.p99_9, 1).strip(), fmt.number(p.p99_9, 1).strip(),
-            fmt.number(b.max, 1).strip(), fmt.number(p.max, 1).strip()))
-        if b.tracer_max is not None or p.tracer_max is not None:
-            lines.append("  tracer max: %s -> %s" % (fmt.us(b.tracer_max), fmt.us(p.tracer_max)))
+            base.count, patched.count, fmt.number(base.p99_9, 1).strip(),
+            fmt.number(patched.p99_9, 1).strip(), fmt.number(base.max, 1).strip(),
+            fmt.number(patched.max, 1).strip()))
+        if base.tracer_max is not None or patched.tracer_max is not None:
+            lines.append("  tracer max: %s -> %s" % (fmt.us(base.tracer_max),
+                                                     fmt.us(patched.tracer_max)))
     lines += counters_table(w, labels, boot["counters"])
     lines.append("latency histogram, %s boots:" % boot["latency"])
     lines += text_hist(w.latency.baseline.histogram(), w.latency.patched.histogram(),
