@@ -67,7 +67,7 @@ ANALYSIS = PYTHONPATH=analysis $(PYTHON) -m mmlat
 # calibration boots (exit 2: CALIB empty, TRACE=none) as not calibrated.
 calibration_check = $(ANALYSIS) calibrate "$(1)" || true
 
-.PHONY: help deps check-variants bench kernels guest report compare calibrate check-kernels test \
+.PHONY: help deps check-variants bench kernels guest report compare posting calibrate check-kernels test \
 	test-unit test-integration clean distclean
 
 help:
@@ -85,6 +85,10 @@ help:
 	@echo '                 RUN=results/<id> (default: latest)'
 	@echo '  make compare    exit non-zero if PATCHED is worse in RUN on a primary endpoint'
 	@echo '                 (per-boot values, Welch t on logs, Holm over the report)'
+	@echo '  make posting    from RUN'"'"'s report: the measurement section of a cover letter'
+	@echo '                 (72 columns) and PATCHED'"'"'s own patches as mails, From: and'
+	@echo '                 Signed-off-by: from git config, Cc: from get_maintainer.pl,'
+	@echo '                 into RUN/posting/'
 	@echo '  make calibrate  inject $$(CALIB) windows into each of $$(VARIANTS) under'
 	@echo '                 $$(CALIB_WORKLOADS); check that the window module (TRACE=max: the'
 	@echo '                 max tracer) and cyclictest see each one; fit reading = a*length + b'
@@ -186,6 +190,10 @@ report:
 compare:
 	@test -n "$(RUN)" || { echo 'mmlat: error: no run: give RUN=results/<id>' >&2; exit 1; }
 	@$(ANALYSIS) compare "$(RUN)" --baseline $(BASELINE) --patched $(PATCHED)
+
+posting:
+	@test -n "$(RUN)" || { echo 'mmlat: error: no run: give RUN=results/<id>' >&2; exit 1; }
+	@$(ANALYSIS) posting "$(RUN)"
 
 test: deps
 	@$(MAKE) --no-print-directory test-unit test-integration check-kernels

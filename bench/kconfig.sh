@@ -1,10 +1,10 @@
 #!/bin/bash
 # Make the one .config every variant of a kernel source is built with:
-# tinyconfig, plus the fragment(s) merged with the tree's merge_config.sh,
-# then olddefconfig. Kconfig silently drops options whose dependencies are
-# not met, so every option of the fragments is checked afterwards, and
-# each one that did not survive is named, with whether the tree's Kconfig
-# knows it at all.
+# tinyconfig (FLAVOR=hw: x86_64_defconfig), plus the fragment(s) merged
+# with the tree's merge_config.sh, then olddefconfig. Kconfig silently
+# drops options whose dependencies are not met, so every option of the
+# fragments is checked afterwards, and each one that did not survive is
+# named, with whether the tree's Kconfig knows it at all.
 #
 # usage: bench/kconfig.sh make OUT_DIR [SPEC]   (for the source of variant
 #                                  SPEC; default: the packaged tree TREE)
@@ -96,8 +96,8 @@ make_config() {
 	staging=$out.tmp
 	rm -rf "$staging"
 	mkdir -p "$staging"
-	log "generating .config for Linux $VARIANT_VERSION (${src#$MMLAT_ROOT/}): tinyconfig + ${frags[*]#$MMLAT_ROOT/}"
-	make -s -C "$src" O="$staging" ARCH=x86_64 tinyconfig >/dev/null
+	log "generating .config for Linux $VARIANT_VERSION (${src#$MMLAT_ROOT/}): $FLAVOR_BASE + ${frags[*]#$MMLAT_ROOT/}"
+	make -s -C "$src" O="$staging" ARCH=x86_64 "$FLAVOR_BASE" >/dev/null
 	(cd "$src" && ARCH=x86_64 scripts/kconfig/merge_config.sh -m -O "$staging" \
 		"$staging/.config" "${frags[@]}") > "$staging/merge.log" 2>&1 ||
 		{ cat "$staging/merge.log" >&2; die "merge_config.sh failed"; }

@@ -10,10 +10,14 @@ VARIANTS_CONF=${VARIANTS_CONF:-$MMLAT_ROOT/bench/variants.conf}
 PATCHES_DIR=${PATCHES_DIR:-$MMLAT_ROOT/patches}
 CONFIG_FRAGMENT=${CONFIG_FRAGMENT:-$MMLAT_ROOT/bench/config/mmlat.config}
 # Build flavour: "bench" is the measured kernel; "check" adds the debug
-# fragment (lockdep, atomic-sleep checks, DEBUG_VM) for the safety boots.
-# Each flavour has its own config, object dirs and installed kernels, so
-# building one never invalidates the other.
+# fragment (lockdep, atomic-sleep checks, DEBUG_VM) for the safety boots;
+# "hw" is the bench kernel for real x86-64 machines (a LAVA lab's bare-metal
+# devices): x86_64_defconfig rather than tinyconfig under the same
+# fragment, and lava/x86-hw.config. Each flavour has its own config,
+# object dirs and installed kernels, so building one never invalidates the
+# other. FLAVOR_BASE: the make target the fragments are merged onto.
 FLAVOR=${FLAVOR:-bench}
+FLAVOR_BASE=tinyconfig
 case $FLAVOR in
 bench)
 	FLAVOR_FRAGMENTS=("$CONFIG_FRAGMENT")
@@ -21,8 +25,12 @@ bench)
 check)
 	FLAVOR_FRAGMENTS=("$CONFIG_FRAGMENT" "$MMLAT_ROOT/bench/config/check.config")
 	KERNELS_DIR=$BUILD_DIR/kernels-check OBJ_SUBDIR=obj-check ;;
+hw)
+	FLAVOR_BASE=x86_64_defconfig
+	FLAVOR_FRAGMENTS=("$CONFIG_FRAGMENT" "$MMLAT_ROOT/lava/x86-hw.config")
+	KERNELS_DIR=$BUILD_DIR/kernels-hw OBJ_SUBDIR=obj-hw ;;
 *)
-	printf 'mmlat: error: unknown FLAVOR=%s (bench or check)\n' "$FLAVOR" >&2
+	printf 'mmlat: error: unknown FLAVOR=%s (bench, check or hw)\n' "$FLAVOR" >&2
 	exit 1 ;;
 esac
 FLAVOR_CONFIG_DIR=$CONFIG_DIR/$FLAVOR

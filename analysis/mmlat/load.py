@@ -3,7 +3,7 @@ import json
 import os
 import sys
 import re
-from dataclasses import astuple, dataclass, fields
+from dataclasses import astuple, dataclass
 
 from . import attribute, parse
 
@@ -47,10 +47,6 @@ class TracerCounters:
                 "overflow": per(self.overflow, self.windows),
                 "lock_discarded": per(self.lock_discarded, self.holds),
                 "lock_lost": per(self.lock_lost, self.holds)}
-
-    def as_dict(self):
-        return dict({f.name: getattr(self, f.name) for f in fields(self)},
-                    rates=self.rates())
 
 
 def _json(path):

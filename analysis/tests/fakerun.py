@@ -327,6 +327,17 @@ def make_run(root, shift=0, repeats=3, accel=("tcg", "tcg"), seed=0, failed=True
     return root
 
 
+def update_meta(root, **fields):
+    """Set fields of a fake run's meta.json (what another orchestrator
+    or an older run records)."""
+    path = os.path.join(root, "meta.json")
+    with open(path) as f:
+        meta = json.load(f)
+    meta.update(fields)
+    with open(path, "w") as f:
+        json.dump(meta, f)
+
+
 def write_calibration(root, fits, failures=None):
     """<root>/calibration.json as mmlat calibrate writes it: fits as
     {variant: {workload: {kind: (a, b_us)}}}; failures {cell: [message]}

@@ -879,7 +879,7 @@ BAD_KNOBS = [
     ({"JOBS": "0"}, "JOBS='0' is not allowed: JOBS takes auto or an integer in 1..64"),
     ({"JOBS": "two"}, "JOBS='two' is not allowed: JOBS takes auto or an integer in 1..64"),
     ({"RUN_ID": "../x"}, "RUN_ID='../x' is not allowed"),
-    ({"FLAVOR": "fast"}, "unknown FLAVOR=fast (bench or check)"),
+    ({"FLAVOR": "fast"}, "unknown FLAVOR=fast (bench, check or hw)"),
     ({"STEPS": "every"}, "STEPS='every' is not allowed: STEPS takes one of: all each"),
     ({"STEPS": "each", "VARIANTS": "base=pre"},
      "VARIANTS='base=pre' is not allowed: VARIANTS takes with STEPS=each exactly two variants, "
