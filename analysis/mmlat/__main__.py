@@ -1,11 +1,12 @@
 """python3 -m mmlat {report,compare,summary,calibrate,look,posting} RUN_DIR,
-python3 -m mmlat summarize SUMMARY_JSON OUT, python3 -m mmlat readme [--write] FILE"""
+python3 -m mmlat summarize SUMMARY_JSON OUT, python3 -m mmlat readme [--write] FILE,
+python3 -m mmlat drift KERNEL_DIR..."""
 import argparse
 import json
 import os
 import sys
 
-from . import (calibrate, endpoints, load, model, posting, readme, report, run_table,
+from . import (calibrate, drift, endpoints, load, model, posting, readme, report, run_table,
                sequential, stats, summarize)
 from . import formatting as fmt
 
@@ -39,7 +40,12 @@ def main(argv=None):
         if name == "posting":
             # the section alone, without the series as mails
             p.add_argument("--section-only", action="store_true")
+    p = sub.add_parser("drift", help="check built kernels' System.map against guest/classes.txt")
+    p.add_argument("kernel_dirs", nargs="+", metavar="kernel_dir",
+                   help="build/kernels/<variant> or results/<run>/kernels/<variant>")
     a = ap.parse_args(argv)
+    if a.cmd == "drift":
+        return drift.main(a.kernel_dirs)
     if a.cmd == "readme":
         return readme_tables(a)
     if a.cmd == "summarize":
