@@ -29,7 +29,7 @@ ORCHESTRATOR = PYTHONPATH=analysis:bench $(PYTHON) -m orchestrator
 # calibration boots (exit 2: CALIB empty, TRACE=none) as not calibrated.
 calibration_check = $(ANALYSIS) calibrate "$(1)" || true
 
-.PHONY: help deps bench kernels guest report compare calibrate check-kernels test \
+.PHONY: help deps bench kernels guest report compare posting calibrate check-kernels test \
 	test-unit test-integration lint clean distclean
 
 help:
@@ -48,6 +48,10 @@ help:
 	@echo '                 RUN=results/<id> (default: latest)'
 	@echo '  make compare    exit non-zero if PATCHED is worse in RUN on a primary endpoint'
 	@echo '                 (per-boot values, Welch t on logs, Holm over the report)'
+	@echo '  make posting    from RUN'"'"'s report: the measurement section of a cover letter'
+	@echo '                 (72 columns) and PATCHED'"'"'s own patches as mails, From: and'
+	@echo '                 Signed-off-by: from git config, Cc: from get_maintainer.pl,'
+	@echo '                 into RUN/posting/'
 	@echo '  make calibrate  inject $$(CALIB_CALIBRATE) windows into each of $$(VARIANTS)'
 	@echo '                 under $$(CALIB_CALIBRATE_WORKLOADS); check that the window'
 	@echo '                 module and cyclictest see each one; fit reading = a*length + b'
@@ -99,6 +103,10 @@ report:
 compare:
 	@test -n "$(RUN)" || { echo 'mmlat: error: no run: give RUN=results/<id>' >&2; exit 1; }
 	@$(ANALYSIS) compare "$(RUN)" --baseline $(BASELINE) --patched $(PATCHED)
+
+posting:
+	@test -n "$(RUN)" || { echo 'mmlat: error: no run: give RUN=results/<id>' >&2; exit 1; }
+	@$(ANALYSIS) posting "$(RUN)"
 
 # The Python (flake8, with pyproject.toml's settings) and the shell that
 # remains (shellcheck, with .shellcheckrc's).

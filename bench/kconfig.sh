@@ -1,12 +1,14 @@
 #!/bin/bash
 # Make the one .config every variant of a kernel source is built with:
-# tinyconfig, plus the fragments merged with the tree's merge_config.sh,
-# then olddefconfig. Kconfig silently drops options whose dependencies are
-# not met, so every option of the fragments is checked afterwards, and
-# each one that did not survive is named, with whether the tree's Kconfig
-# knows it at all.
+# tinyconfig (FLAVOR=hw: x86_64_defconfig), plus the fragment(s) merged
+# with the tree's merge_config.sh, then olddefconfig. Kconfig silently
+# drops options whose dependencies are not met, so every option of the
+# fragments is checked afterwards, and each one that did not survive is
+# named, with whether the tree's Kconfig knows it at all.
 #
-# usage: bench/kconfig.sh make OUT_DIR SOURCE_DIR FRAGMENT...
+# usage: bench/kconfig.sh make OUT_DIR SOURCE_DIR BASE FRAGMENT...
+#          BASE: the make target the fragments are merged onto (tinyconfig,
+#          x86_64_defconfig: the orchestrator's flavour, paths.FLAVORS)
 #        bench/kconfig.sh check CONFIG FRAGMENT...
 set -euo pipefail
 # shellcheck source=lib.sh
@@ -66,19 +68,20 @@ unknown_options() {
 	done
 }
 
-# make_config OUT_DIR SOURCE_DIR FRAGMENT...: OUT_DIR/config, its
+# make_config OUT_DIR SOURCE_DIR BASE FRAGMENT...: OUT_DIR/config, its
 # config.sha256 and fragments.config (the fragments it was made from).
 make_config() {
-	local out staging src f bad unknown
+	local out staging src base f bad unknown
 	out=$(realpath -m "$1")
 	src=$2
-	shift 2
+	base=$3
+	shift 3
 	for f; do [ -f "$f" ] || die "config fragment $f not found"; done
 	staging=$out.tmp
 	rm -rf "$staging"
 	mkdir -p "$staging"
-	log "generating .config for ${src#"$MMLAT_ROOT"/}: tinyconfig + $(printf '%s ' "${@#"$MMLAT_ROOT"/}")"
-	make -s -C "$src" O="$staging" ARCH=x86_64 tinyconfig >/dev/null
+	log "generating .config for ${src#"$MMLAT_ROOT"/}: $base + $(printf '%s ' "${@#"$MMLAT_ROOT"/}")"
+	make -s -C "$src" O="$staging" ARCH=x86_64 "$base" >/dev/null
 	(cd "$src" && ARCH=x86_64 scripts/kconfig/merge_config.sh -m -O "$staging" \
 		"$staging/.config" "$@") > "$staging/merge.log" 2>&1 ||
 		{ cat "$staging/merge.log" >&2; die "merge_config.sh failed"; }
@@ -107,7 +110,7 @@ make_config() {
 }
 
 case ${1:-} in
-make) shift; [ $# -ge 3 ] || die "usage: $0 make OUT_DIR SOURCE_DIR FRAGMENT..."; make_config "$@" ;;
+make) shift; [ $# -ge 4 ] || die "usage: $0 make OUT_DIR SOURCE_DIR BASE FRAGMENT..."; make_config "$@" ;;
 check) shift; [ $# -ge 2 ] || die "usage: $0 check CONFIG FRAGMENT..."; check_config "$@" ;;
-*) die "usage: $0 make OUT_DIR SOURCE_DIR FRAGMENT... | check CONFIG FRAGMENT..." ;;
+*) die "usage: $0 make OUT_DIR SOURCE_DIR BASE FRAGMENT... | check CONFIG FRAGMENT..." ;;
 esac

@@ -2,7 +2,8 @@
 # Build the guest initramfs images.
 #
 #   base: busybox, cyclictest and stress-ng with their shared libraries,
-#         our workload drivers and the runner as /init. The same for every
+#         our workload drivers, the runner as /init and its console
+#         shipper (guest/console-results.sh). The same for every
 #         variant, and byte-for-byte reproducible (sorted entries, zero
 #         mtimes, root ownership).
 #   module (per variant): the guest modules (calibration, windows) built
@@ -63,6 +64,9 @@ build_base() {
 	install -m 755 "$out.workloads.$$"/mmlat-* "$root/bin/"
 	rm -rf "$out.workloads.$$"
 	install -m 755 "$MMLAT_ROOT/guest/runner.sh" "$root/init"
+	# the runner's results on the console, for hosts that keep only the
+	# serial log (mmlat.ship=console)
+	install -m 755 "$MMLAT_ROOT/guest/console-results.sh" "$root/bin/mmlat-console-results"
 	# the job keys' defaults and allowed values, which the runner checks its
 	# job against, and the workloads it runs
 	install -D -m 644 "$etc/knobs.conf" "$root/etc/mmlat/knobs.conf"

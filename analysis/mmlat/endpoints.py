@@ -10,7 +10,7 @@ their logarithms, against the endpoint's margin, the primary endpoints of
 every workload of the report forming one Holm family (sequential.py: the
 verdict rule, `make compare` is a gate), and every other endpoint is
 exploratory: an interval, no verdict."""
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from plan import model, workloads
@@ -260,20 +260,20 @@ class Comparison:
     workload: str
     endpoint: str            # a key of ENDPOINTS
     primary: bool
-    base: list
-    patched: list
-    base_repeats: list
-    patched_repeats: list
-    lo: float = None
-    hi: float = None
+    base: list[float]
+    patched: list[float]
+    base_repeats: list[int]
+    patched_repeats: list[int]
+    lo: float | None = None
+    hi: float | None = None
     conf: float = 0.95
-    margin: float = None
+    margin: float | None = None
     verdict: str = ""
-    look: int = None
-    level: float = None
-    dlo: float = None
-    dhi: float = None
-    settle_boots: int = None
+    look: int | None = None
+    level: float | None = None
+    dlo: float | None = None
+    dhi: float | None = None
+    settle_boots: int | None = None
 
     @property
     def spec(self):
@@ -312,13 +312,6 @@ class Comparison:
         return sequential.Series(self.workload, self.endpoint, self.spec.boot, self.margin,
                                  self.spec.higher_is_worse, self.base, self.patched,
                                  self.base_repeats, self.patched_repeats)
-
-    def as_dict(self):
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, d):
-        return cls(**d)
 
 
 def compare(workload, endpoint, is_primary, base_cells, patch_cells,
@@ -372,7 +365,7 @@ class Gate:
     correction: str = "Holm"
     alpha: float = stats.ALPHA
     family: int = 0          # primary endpoints of the report
-    looks: list = None       # [Look.as_dict()]: one for a fixed REPEAT
+    looks: list[sequential.Look] = field(default_factory=list)   # one for a fixed REPEAT
     spending: str = sequential.DEFAULT_SPENDING   # with more than one look
     interval: str = "boot bootstrap"
     conf: float = 0.95

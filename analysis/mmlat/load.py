@@ -3,7 +3,7 @@ records through records.py, the guest's files through parse.py."""
 import os
 import re
 import sys
-from dataclasses import astuple, dataclass, fields
+from dataclasses import astuple, dataclass
 
 from plan.model import BOOT_KINDS, CALIB_CELL
 
@@ -43,10 +43,6 @@ class TracerCounters:
                 "overflow": per(self.overflow, self.windows),
                 "lock_discarded": per(self.lock_discarded, self.holds),
                 "lock_lost": per(self.lock_lost, self.holds)}
-
-    def as_dict(self):
-        return dict({f.name: getattr(self, f.name) for f in fields(self)},
-                    rates=self.rates())
 
 
 def _exists(p):

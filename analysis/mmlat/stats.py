@@ -42,6 +42,15 @@ def _pct_sorted(vals, counts, q):
     return float(vals[np.searchsorted(cum, rank)])
 
 
+def percentile(hist, q):
+    """The nearest-rank q-th percentile (0 < q <= 100) of histogram
+    {value: count}; None when it is empty."""
+    vals, counts = hist_to_arrays(hist)
+    if not counts.sum():
+        return None
+    return _pct_sorted(vals, counts, q)
+
+
 def summarize_hist(hist):
     vals, counts = hist_to_arrays(hist)
     n = int(counts.sum())

@@ -6,9 +6,8 @@ plan.model.Step), never from the variant names.
 
 Built once from the loaded cells, with the headline's machinery
 (endpoints.compare over each workload's primary endpoints, boot by boot),
-into small dataclasses; the summary carries them as plain dicts
-(summary.json), and the report's table reads them back with
-from_summary(), never the cells.  A step's comparisons get an interval,
+into small dataclasses that the summary (model.Summary.steps) carries and
+the renderers read, never the cells.  A step's comparisons get an interval,
 no verdict: the gate (Holm over the report's family) is the headline's,
 baseline against patched."""
 from dataclasses import asdict, dataclass
@@ -28,19 +27,13 @@ class Step:
     patch: str
     series: str
     index: int
-    boots: dict              # workload -> boot kind -> [previous, this]
-    comparisons: dict        # workload -> [endpoints.Comparison]
+    boots: dict[str, dict[str, list[int]]]   # workload -> boot kind -> [previous, this]
+    comparisons: dict[str, list[endpoints.Comparison]]   # by workload
 
     @property
     def title(self):
         """The patch's name without its suffix: 0001-mm-mmu_gather-rework."""
         return self.patch[:-len(".patch")] if self.patch.endswith(".patch") else self.patch
-
-    @classmethod
-    def from_dict(cls, d):
-        return cls(**dict(d, comparisons={
-            w: [endpoints.Comparison.from_dict(c) for c in cs]
-            for w, cs in d["comparisons"].items()}))
 
 
 def _by_boot(run, w, previous, variant):
@@ -78,13 +71,3 @@ def build(run, n_resamples=2000, conf=0.95, seed=1):
         for st in out:
             st.comparisons[w] = [c for c in st.comparisons[w] if c.endpoint in measured]
     return out
-
-
-def to_summary(steps):
-    """The steps as summary.json keeps them (plain dicts)."""
-    return [asdict(st) for st in steps]
-
-
-def from_summary(s):
-    """The steps of a summary, in memory or read back from summary.json."""
-    return [Step.from_dict(d) for d in s.get("steps") or []]

@@ -1,10 +1,9 @@
 """Sweeps: one workload run over a list of values of one parameter (SWEEP,
 plan.model.Sweep: imap:s=1,n=16,64,256 ran imap:s=1,n=16 and so on).
 Built once from the loaded cells into small dataclasses, a row per variant
-and value; the summary carries them as plain dicts (summary.json), and the
-report's tables and the plot read them back with from_summary(), never the
-cells."""
-from dataclasses import asdict, dataclass
+and value, that the summary (model.Summary.sweeps) carries and the
+report's tables and the plot read, never the cells."""
+from dataclasses import dataclass
 
 from plan import workloads
 
@@ -27,8 +26,8 @@ LOCKS = tuple(lock for _, _, lock in GROUPS if lock)
 @dataclass
 class Figures:
     """p99 and max of one sample, in us; None without a sample."""
-    p99: float = None
-    max: float = None
+    p99: float | None = None
+    max: float | None = None
 
 
 @dataclass
@@ -40,20 +39,20 @@ class Row:
     variant: str
     value: int
     workload: str            # the WORKLOADS entry, the cell's name
-    windows: dict            # group label -> Figures
-    holds: dict              # lock -> Figures
-    ops_per_s: float         # mean over the clean boots, None without one
-    ok_boots: dict           # boot kind -> ok boots
+    windows: dict[str, Figures]   # by group label
+    holds: dict[str, Figures]     # by lock
+    ops_per_s: float | None       # mean over the clean boots, None without one
+    ok_boots: dict[str, int]      # by boot kind
 
 
 @dataclass
 class Sweep:
     name: str                # the workload
     key: str                 # the swept parameter
-    fixed: dict              # the other parameters, {key: value}
-    values: list             # the swept key's values, ascending
-    variants: list
-    rows: list               # Row, by value, then variant
+    fixed: dict[str, int]    # the other parameters, {key: value}
+    values: list[int]        # the swept key's values, ascending
+    variants: list[str]
+    rows: list[Row]          # by value, then variant
 
     @property
     def title(self):
@@ -68,13 +67,6 @@ class Sweep:
 
     def row(self, variant, value):
         return next(r for r in self.rows if r.variant == variant and r.value == value)
-
-    @classmethod
-    def from_dict(cls, d):
-        rows = [Row(**dict(r, windows={g: Figures(**f) for g, f in r["windows"].items()},
-                           holds={k: Figures(**f) for k, f in r["holds"].items()}))
-                for r in d["rows"]]
-        return cls(**dict(d, rows=rows))
 
 
 def _identity(name, key, fixed):
@@ -151,13 +143,3 @@ def build(run, figure_boot):
                          rows=[_row(run, v, value, entries[value], figure_boot)
                                for value in values for v in variants]))
     return out
-
-
-def to_summary(sweeps):
-    """The sweeps as summary.json keeps them (plain dicts)."""
-    return [asdict(sw) for sw in sweeps]
-
-
-def from_summary(s):
-    """The sweeps of a summary, in memory or read back from summary.json."""
-    return [Sweep.from_dict(d) for d in s.get("sweeps") or []]

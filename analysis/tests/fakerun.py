@@ -8,6 +8,7 @@ The two boot kinds of a cell differ on purpose, so that a figure read from
 the wrong kind shows: traced boots have cyclictest latencies
 TRACED_LATENCY_US higher and a fraction TRACED_RATIO of the clean
 throughput, and only traced boots have windows."""
+import dataclasses
 import json
 import os
 from dataclasses import replace
@@ -15,7 +16,7 @@ from dataclasses import replace
 import numpy as np
 from plan import calib as calibration
 from plan.model import (Boot, BootResult, BuildRecord, Calibration, Cell, CellRecord, Meta,
-                        Plan, Round, Step, Sweep, Variant, write)
+                        Plan, Round, Step, Sweep, Variant, read, write)
 
 SYSMAP = """ffffffff81000000 T _stext
 ffffffff81001000 T zap_pte_range
@@ -386,6 +387,19 @@ def make_run(root, shift=0, repeats=3, accel=("tcg", "tcg"), seed=0, failed=True
             with open(os.path.join(g, "status"), "w") as f:
                 f.write("ok\n")
     return root
+
+
+def update_meta(root, **fields):
+    """Set fields of a fake run's meta.json: its Meta's (accel, knobs,
+    ...) or its plan's (run_id, steps as dicts, ...), written through the
+    same classes."""
+    path = os.path.join(root, "meta.json")
+    record = read(path, Meta)
+    plan = {f.name for f in dataclasses.fields(Plan)}
+    if "steps" in fields:
+        fields["steps"] = [Step(**st) for st in fields["steps"]]
+    record.plan = replace(record.plan, **{k: v for k, v in fields.items() if k in plan})
+    write_meta(root, replace(record, **{k: v for k, v in fields.items() if k not in plan}))
 
 
 def write_calibration(root, fits, failures=None):

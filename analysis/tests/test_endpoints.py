@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from mmlat import endpoints, load, report, sequential, stats
+from mmlat import endpoints, load, sequential, stats, summarize
 from plan import workloads
 
 from fakerun import make_run
@@ -125,14 +125,14 @@ def test_a_window_that_vanishes_gets_a_verdict():
 
 
 def test_report_gates_on_primary_endpoints_only(run):
-    s = report.build(run, n_resamples=50)
-    cs = [c for ws in s["workloads"].values() for c in report.comparisons_of(ws)]
+    s = summarize.build(run, n_resamples=50)
+    cs = [c for w in s.workloads for c in w.comparisons]
     # one family over the whole report: every workload's primary endpoints
-    assert s["gate"]["family"] == sum(c.primary for c in cs) == (
+    assert s.gate.family == sum(c.primary for c in cs) == (
         len(endpoints.primary("munmap")) + len(endpoints.primary("fork")))
-    assert s["gate"]["looks"] == [{"repeats": 3, "spent": 1.0}]
+    assert s.gate.looks == [sequential.Look(3, 1.0)]
     assert all(c.verdict == "" and c.margin is None for c in cs if not c.primary)
     assert all(c.verdict in ("worse", "better", "same", "inconclusive", "n/a")
                for c in cs if c.primary)
-    assert {(c.workload, c.endpoint) for c in report.compare_worse(s)} <= {
+    assert {(c.workload, c.endpoint) for c in s.worse()} <= {
         (c.workload, c.endpoint) for c in cs if c.primary}

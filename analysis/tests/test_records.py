@@ -103,5 +103,5 @@ def test_a_record_with_a_key_this_version_does_not_know_is_refused(tmp_path):
     doc["colour"] = "red"
     with open(path, "w") as f:
         json.dump(doc, f)
-    with pytest.raises(records.UnreadableRun, match="unknown keys colour"):
+    with pytest.raises(records.UnreadableRun, match="CellRecord has no field colour"):
         load.load_run(root)

@@ -4,7 +4,8 @@ import re
 
 import pytest
 
-from mmlat import endpoints, load, plot, report, sequential, stats
+from mmlat import endpoints, load, model, plot, render_text, run_table, sequential, stats, summarize
+from mmlat import formatting as fmt
 from mmlat.__main__ import main
 from plan import workloads
 
@@ -25,12 +26,11 @@ def worse_run(tmp_path_factory):
 @pytest.fixture(scope="module")
 def worse(worse_run):
     run = load.load_run(worse_run)
-    return run, report.build(run, n_resamples=50)
+    return run, summarize.build(run, n_resamples=50)
 
 
 def comparison(s, workload, endpoint):
-    return next(endpoints.Comparison.from_dict(d) for d in s["workloads"][workload]["comparisons"]
-                if d["endpoint"] == endpoint)
+    return s.workload(workload).comparison(endpoint)
 
 
 def test_load_attribution_from_hist_triggers(tmp_path):
@@ -57,38 +57,37 @@ def test_boots_are_loaded_by_kind_and_repeat(worse_run):
 def test_latency_and_throughput_from_clean_windows_from_traced(worse):
     run, s = worse
     for w in ("munmap", "fork"):
-        ws = s["workloads"][w]
+        ws = s.workload(w)
         for vi, side in enumerate(("baseline", "patched")):
             clean = load.ok_cells(run, side, w, "clean")
             # every cyclictest sample of the clean boots and no other
-            assert ws["latency"][side]["count"] == sum(sum(c["lat_hist"].values()) for c in clean)
+            assert ws.latency[side].count == sum(sum(c["lat_hist"].values()) for c in clean)
             # traced boots run TRACED_LATENCY_US slower: the clean max is below
-            assert ws["latency"][side]["max"] < fakerun.TRACED_LATENCY_US
-            assert ws["throughput"][side]["per_repeat"] == [
+            assert ws.latency[side].max < fakerun.TRACED_LATENCY_US
+            assert ws.throughput[side].per_repeat == [
                 fakerun.clean_ops(vi, r) for r in range(1, REPEATS + 1)]
             traced = load.ok_cells(run, side, w, "traced")
-            assert ws["windows"]["preemptoff"][side]["count"] == sum(
+            assert ws.windows["preemptoff"].overall[side].count == sum(
                 sum(c["windows"]["preemptoff"]["hist"].values()) for c in traced) > 0
-            assert ws["windows"]["preemptoff"][side]["max"] == fakerun.zap_ns(vi, 25) / 1000
-            assert ws["locks"]["n_cells"][side] == len(traced)
-            assert ws["counters"][side]["windows"] == sum(c["counters"].windows for c in traced)
-    assert s["workloads"]["fork"]["n_cells"] == {"clean": {"baseline": REPEATS, "patched": REPEATS},
-                                                 "traced": {"baseline": REPEATS,
-                                                            "patched": REPEATS - 1}}
+            assert ws.windows["preemptoff"].overall[side].max == fakerun.zap_ns(vi, 25) / 1000
+            assert ws.locks.boots[side] == len(traced)
+            assert ws.counters[side].total.windows == sum(c["counters"].windows for c in traced)
+    assert s.workload("fork").boots == {"clean": model.Sides(REPEATS, REPEATS),
+                                        "traced": model.Sides(REPEATS, REPEATS - 1)}
 
 
 def test_traced_over_clean_ratio(worse):
     _, s = worse
-    r = s["workloads"]["munmap"]["traced_over_clean"]
+    r = s.workload("munmap").traced_over_clean
     for vi, side in enumerate(("baseline", "patched")):
         # repeat 1 is an outlier: the median over repeats ignores it
-        assert r[side]["median"] == pytest.approx(fakerun.TRACED_RATIO[vi])
-        assert r[side]["per_repeat"][0] == [1, pytest.approx(
-            fakerun.TRACED_RATIO[vi] * fakerun.OUTLIER)]
+        assert r[side].median == pytest.approx(fakerun.TRACED_RATIO[vi])
+        assert r[side].per_repeat[0] == (1, pytest.approx(
+            fakerun.TRACED_RATIO[vi] * fakerun.OUTLIER))
     # a repeat whose traced boot failed has no ratio
-    fork = s["workloads"]["fork"]["traced_over_clean"]["patched"]["per_repeat"]
+    fork = s.workload("fork").traced_over_clean.patched.per_repeat
     assert [rep for rep, _ in fork] == list(range(1, REPEATS))
-    txt = report.render_txt(s)
+    txt = render_text.render(s)
     table = txt[txt.index("traced/clean throughput"):].splitlines()
     assert table[1].split() == ["workload", "baseline", "patched"]
     assert table[2].split() == ["fork", "0.13", "0.15"]
@@ -100,37 +99,38 @@ def test_throughput_ratio_pairs_repeats():
              {"repeat": 3, "ops_per_s": 50.0}]
     traced = [{"repeat": 2, "ops_per_s": 20.0}, {"repeat": 3, "ops_per_s": 10.0},
               {"repeat": 4, "ops_per_s": 99.0}]
-    r = report.throughput_ratio(clean, traced)
-    assert r["per_repeat"] == [[2, 0.1], [3, 0.2]]
-    assert r["median"] == pytest.approx(0.15)
-    assert report.throughput_ratio(clean, [])["median"] is None
+    r = summarize.throughput_ratio(clean, traced)
+    assert r.per_repeat == [(2, 0.1), (3, 0.2)]
+    assert r.median == pytest.approx(0.15)
+    assert summarize.throughput_ratio(clean, []).median is None
 
 
 def test_module_counters_as_rates(worse):
     run, s = worse
     per_boot = fakerun.COUNTERS
-    c = s["workloads"]["munmap"]["counters"]["baseline"]
+    counters = s.workload("munmap").counters.baseline
+    c, rates = counters.total, counters.total.rates()
     n = REPEATS
-    assert c["unmatched"] == 2 * per_boot["unmatched"] * n   # preempt and irq
-    assert c["nested_begin"] == 2 * per_boot["nested_begin"] * n
-    assert c["overflow"] == 2 * per_boot["overflow"] * n
-    assert c["lock_lost"] == per_boot["lock_lost"] * n
-    assert c["lock_discarded"] == per_boot["lock_discarded"] * n
-    assert c["rates"]["unmatched"] == pytest.approx(c["unmatched"] / c["windows"])
-    assert c["rates"]["lock_discarded"] == pytest.approx(c["lock_discarded"] / c["holds"])
-    assert [b["repeat"] for b in c["per_boot"]] == list(range(1, n + 1))
-    txt = report.render_txt(s)
+    assert c.unmatched == 2 * per_boot["unmatched"] * n   # preempt and irq
+    assert c.nested_begin == 2 * per_boot["nested_begin"] * n
+    assert c.overflow == 2 * per_boot["overflow"] * n
+    assert c.lock_lost == per_boot["lock_lost"] * n
+    assert c.lock_discarded == per_boot["lock_discarded"] * n
+    assert rates["unmatched"] == pytest.approx(c.unmatched / c.windows)
+    assert rates["lock_discarded"] == pytest.approx(c.lock_discarded / c.holds)
+    assert [b.repeat for b in counters.per_boot] == list(range(1, n + 1))
+    txt = render_text.render(s)
     sec = txt[txt.index("== munmap"):]
     row = sec[sec.index("tracer counters, traced boots"):].splitlines()[2].split()
-    assert row == ["baseline", str(c["windows"]), "%.1e" % c["rates"]["unmatched"],
-                   "%.1e" % c["rates"]["nested_begin"], "%.1e" % c["rates"]["overflow"],
-                   str(c["holds"]), "%.1e" % c["rates"]["lock_discarded"],
-                   "%.1e" % c["rates"]["lock_lost"]]
+    assert row == ["baseline", str(c.windows), "%.1e" % rates["unmatched"],
+                   "%.1e" % rates["nested_begin"], "%.1e" % rates["overflow"],
+                   str(c.holds), "%.1e" % rates["lock_discarded"],
+                   "%.1e" % rates["lock_lost"]]
 
 
 def test_headings_name_the_boot_kind(worse):
     _, s = worse
-    txt = report.render_txt(s)
+    txt = render_text.render(s)
     for heading in ("cyclictest latency (us), throughput (ops/s), clean boots, per boot:",
                     "series windows (preemptoff) and lock holds (us), traced boots, per boot:",
                     "preemptoff windows (us), traced boots:",
@@ -171,22 +171,22 @@ def test_report_cli(worse_run, capsys):
     assert "same: within it, TOST" in method and "Holm over the 9 primary endpoints" in method
     assert "Detailed tables: 95 % boot bootstrap interval." in method
     assert "Sequential" not in method
-    s = json.load(open(os.path.join(worse_run, "report", "summary.json")))
-    assert s["gate"]["n_resamples"] == 200
+    s = model.read(os.path.join(worse_run, "report", "summary.json"))
+    assert s.gate.n_resamples == 200
     p50 = comparison(s, "munmap", "cyclictest p50")
     assert p50.lo <= 25 <= p50.hi + 1 and not p50.primary and p50.verdict == ""
-    cl = s["workloads"]["munmap"]["windows"]["preemptoff"]["classes"]["pte-lock-zap"]
-    assert cl["baseline"]["max"] == fakerun.zap_ns(0, 25) / 1000
-    assert cl["patched"]["max"] == fakerun.zap_ns(1, 25) / 1000
+    cl = s.workload("munmap").windows["preemptoff"].classes["pte-lock-zap"]
+    assert cl.baseline.max == fakerun.zap_ns(0, 25) / 1000
+    assert cl.patched.max == fakerun.zap_ns(1, 25) / 1000
     md = open(os.path.join(worse_run, "report", "report.md")).read()
-    for p in s["plots"]:
+    for p in s.plots:
         assert "](%s)" % p in md
         assert os.path.getsize(os.path.join(worse_run, "report", p)) > 1000
     svg = open(os.path.join(worse_run, "report", "latency_hist.svg")).read()
     assert "accel tcg" in svg and "munmap" in svg
     # the renderers need summary.json only
-    assert report.render_txt(s) == txt
-    assert plot.all_plots(s, str(os.path.join(worse_run, "report"))) == s["plots"]
+    assert render_text.render(s) == txt
+    assert plot.all_plots(s, str(os.path.join(worse_run, "report"))) == s.plots
 
 
 def test_compare_exit(worse_run, capsys):
@@ -201,11 +201,11 @@ def test_aa_mode_compares_odd_with_even_repeats(tmp_path, capsys, even_shift):
                  even_shift=even_shift)
     run = load.load_run(r)
     for boot in load.BOOTS:
-        odd, even = report.sides(run, "baseline", "baseline", "munmap", boot)
+        odd, even = summarize.sides(run, "baseline", "baseline", "munmap", boot).values()
         assert [c["repeat"] for c in odd] == [1, 3, 5, 7, 9]
         assert [c["repeat"] for c in even] == [2, 4, 6, 8, 10]
         assert {c["variant"] for c in odd + even} == {"baseline"}
-    s = report.build(run, "baseline", "baseline", n_resamples=200)
+    s = summarize.build(run, "baseline", "baseline", n_resamples=200)
     p999 = comparison(s, "munmap", "cyclictest p99.9")
     assert len(p999.base) == len(p999.patched) == 5
     assert p999.lo <= even_shift <= p999.hi
@@ -226,17 +226,17 @@ def test_repeat_auto_replays_its_looks_and_names_the_demoted(tmp_path, capsys):
     looks = [{"repeats": 3, "spent": 0.3}, {"repeats": 5, "spent": 0.5},
              {"repeats": 7, "spent": 1.0}]
     run = load.load_run(r)
-    s = report.build(run, n_resamples=20)
-    assert s["gate"]["looks"] == looks and s["gate"]["spending"] == "pocock"
-    family = [c for ws in s["workloads"].values() for c in report.comparisons_of(ws)
-              if c.primary]
+    s = summarize.build(run, n_resamples=20)
+    assert s.gate.looks == [sequential.Look.from_dict(d) for d in looks]
+    assert s.gate.spending == "pocock"
+    family = s.primary()
     rnd = sequential.decide([c.series() for c in family],
                             [sequential.Look.from_dict(d) for d in looks])
     assert [c.verdict for c in family] == [o.verdict for o in rnd.outcomes]
     assert [c.look for c in family] == [o.look for o in rnd.outcomes]
     p999 = comparison(s, "munmap", "cyclictest p99.9")
     assert p999.verdict == "worse" and p999.look in (1, 2, 3)
-    txt = report.render_txt(s)
+    txt = render_text.render(s)
     assert all(len(line) <= 80 for line in txt.splitlines())
     method = " ".join(txt.split())
     assert "Method: 6.1.0-test, config c0ffee, tcg, 7 x 30 s boots a side" in method
@@ -308,20 +308,20 @@ def test_a_run_of_an_older_format_is_named(tmp_path, capsys):
 
 def test_trace_none_run_has_latency_only(tmp_path):
     run = load.load_run(make_run(str(tmp_path / "none"), repeats=2, trace="none"))
-    s = report.build(run, n_resamples=20)
-    ws = s["workloads"]["munmap"]
-    assert ws["latency"]["baseline"]["count"] == 2 * 4000
-    assert ws["windows"]["preemptoff"]["baseline"]["count"] == 0
-    assert ws["locks"] is None and ws["counters"]["baseline"] is None
-    assert ws["attribution"] == []
-    assert ws["traced_over_clean"]["baseline"]["median"] is None
-    txt = report.render_txt(s)
+    s = summarize.build(run, n_resamples=20)
+    ws = s.workload("munmap")
+    assert ws.latency.baseline.count == 2 * 4000
+    assert ws.windows["preemptoff"].overall.baseline.count == 0
+    assert ws.locks is None and ws.counters.baseline is None
+    assert ws.attribution == []
+    assert ws.traced_over_clean.baseline.median is None
+    txt = render_text.render(s)
     assert "traced/clean" not in txt and "windows (us)" not in txt
     assert "critical sections" not in txt and "hold time" not in txt
     assert "cyclictest latency (us), throughput (ops/s), clean boots" in txt
     # no windows measured: none in the headline nor in the family
-    assert {endpoints.ENDPOINTS[c["endpoint"]].boot for c in ws["comparisons"]} == {"clean"}
-    assert s["gate"]["family"] == 2 * len(workloads.LATENCY + workloads.WORK)
+    assert {c.spec.boot for c in ws.comparisons} == {"clean"}
+    assert s.gate.family == 2 * len(workloads.LATENCY + workloads.WORK)
     assert "None" not in txt
 
 
@@ -348,7 +348,7 @@ def test_figure_content(worse):
     fig = plot.fig_latency_hist(s)
     ax = fig.axes[0]
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
-    clean_max = s["workloads"]["fork"]["latency"]["baseline"]["max"]
+    clean_max = s.workload("fork").latency.baseline.max
     assert labels[0] == "baseline (max %d us)" % clean_max and labels[1].startswith("patched (max")
     assert ax.get_yscale() == "log"
     assert {a.get_title() for a in fig.axes} == {"cyclictest latency, clean boots: fork",
@@ -363,10 +363,10 @@ def test_figure_content(worse):
     assert set(curves) == {"%s %s" % (side, cls) for side in ("baseline", "patched")
                            for cls in ("pte-lock-zap", "pte-lock-fork", "i_mmap-lock",
                                        "anon_vma-lock")}
-    holds = s["workloads"]["fork"]["locks"]["classes"]
+    holds = s.workload("fork").locks.classes
     for label, line in curves.items():
         side, cls = label.split()
-        assert max(line.get_xdata()) == holds[cls][side]["max"] / 1000.0
+        assert max(line.get_xdata()) == holds[cls][side].max / 1000.0
     assert max(curves["baseline i_mmap-lock"].get_xdata()) == fakerun.I_MMAP_NS[0] / 1000.0
 
 
@@ -376,18 +376,18 @@ def test_ccdf_plots_carry_the_boot_bootstrap_band(worse):
         # one filled band per drawn curve: every side has several boots
         ax = fig.axes[0]
         assert len(ax.collections) == len(ax.get_lines()) > 0, ax.get_title()
-    band = s["workloads"]["munmap"]["latency"]["baseline"]["ccdf_band"]
-    assert band["lo"][0] == band["hi"][0] == 1.0
-    assert all(lo <= hi for lo, hi in zip(band["lo"], band["hi"]))
+    band = s.workload("munmap").latency.baseline.band
+    assert band.lo[0] == band.hi[0] == 1.0
+    assert all(lo <= hi for lo, hi in zip(band.lo, band.hi))
 
 
 def test_html_is_one_self_contained_file(worse_run):
     assert main(["report", worse_run, "--resamples", "50"]) == 0
     out = os.path.join(worse_run, "report")
     page = open(os.path.join(out, "report.html"), encoding="utf-8").read()
-    s = json.load(open(os.path.join(out, "summary.json")))
+    s = model.read(os.path.join(out, "summary.json"))
     # every plot inline, nothing fetched from beside it
-    assert page.count('src="data:image/png;base64,') == len(s["plots"]) > 0
+    assert page.count('src="data:image/png;base64,') == len(s.plots) > 0
     assert not re.search(r'(src|href)="(?!data:)', page)
     assert '<td class="worse">worse</td>' in page and "cyclictest p99.9 us" in page
     # margins, and what would settle an inconclusive endpoint
@@ -401,29 +401,30 @@ def test_html_is_one_self_contained_file(worse_run):
 def test_figures_in_the_units_precision():
     window = endpoints.Comparison("w", "pte-lock-zap window", True, [400.0, 410.0],
                                   [300.0, 305.0], [1, 2], [1, 2], lo=-107.25, hi=-95.0)
-    assert report.interval_text(window) == "[-107.2, -95.0]"
-    assert report.comparison_row(window, "zap").split()[1:5] == [
+    assert fmt.interval_text(window) == "[-107.2, -95.0]"
+    assert render_text.comparison_row(window, "zap").split()[1:5] == [
         "405.0", "302.5", "-102.5", "-25.3"]
     latency = endpoints.Comparison("w", "cyclictest max", True, [80.0, 82.0], [81.0, 81.0],
                                    [1, 2], [1, 2], lo=-1.4, hi=1.2)
-    assert report.interval_text(latency) == "[-1, +1]"
+    assert fmt.interval_text(latency) == "[-1, +1]"
     # a side without a window of the class is a bound, not a figure
     gone = endpoints.Comparison("w", "i_mmap-lock window", True, [500.0, 510.0],
                                 [5.0, 5.0], [1, 2], [1, 2], lo=-505.0, hi=-495.0,
                                 margin=0.1, verdict="better", dlo=-0.992, dhi=-0.989)
-    assert report.comparison_row(gone, "i_mmap").split()[1:5] == ["505.0", "<5", "-500.0", "-"]
+    assert render_text.comparison_row(gone, "i_mmap").split()[1:5] == [
+        "505.0", "<5", "-500.0", "-"]
     # the headline: the change in %, the margin, the verdict and the
     # decision interval of the relative change, in as few columns as fit
-    assert report.headline_row(gone).split() == [
+    assert render_text.headline_row(gone).split() == [
         "i_mmap-lock", "max", "505.0", "<5", "-", "10%", "better", "[-99.2,", "-98.9]"]
-    assert [report.relative_text(r) for r in (0.123, -0.5, 1.5, 9.99, 470.0)] == [
+    assert [fmt.relative_text(r) for r in (0.123, -0.5, 1.5, 9.99, 470.0)] == [
         "+12.3", "-50.0", "+150", "+999", "x471"]
-    assert [report.margin_text(m) for m in (0.1, 0.15, 0.02, 1.0, None)] == [
+    assert [fmt.margin_text(m) for m in (0.1, 0.15, 0.02, 1.0, None)] == [
         "10%", "15%", "2%", "x2", "-"]
 
 
 def test_text_hist():
-    t = report.text_hist({10: 100, 20: 1}, {10: 10}, rows=4)
+    t = render_text.text_hist({10: 100, 20: 1}, {10: 10}, rows=4)
     assert "#" in t and "o" in t and all(len(line) <= 80 for line in t.splitlines())
 
 
@@ -432,7 +433,7 @@ def test_header_from_build_json(tmp_path):
     for v, ser in (("baseline", []), ("patched", ["mm-preempt-v10"])):
         fakerun.write_kernel(r, v, series=ser, kernel_release="6.1.192-mmlat-" + v)
     run = load.load_run(r)
-    txt = report.render_txt(report.build(run, n_resamples=20))
+    txt = render_text.render(summarize.build(run, n_resamples=20))
     assert "series:   patched: mm-preempt-v10  [6.1.192-mmlat-patched]" in txt
     assert "  series sha256 e3b0" + "0" * 60 in txt
     assert all(len(line) <= 80 for line in txt.splitlines())
@@ -445,7 +446,7 @@ def test_header_names_the_debian_package_and_untested_versions(tmp_path):
     for v in ("baseline", "patched"):
         fakerun.write_kernel(r, v, series=[], source_package=pkg,
                              kernel_release="7.4.1-mmlat-" + v)
-    txt = report.render_txt(report.build(load.load_run(r), n_resamples=20))
+    txt = render_text.render(summarize.build(load.load_run(r), n_resamples=20))
     assert "  source: linux-source-7.4 7.4.1-1 (Debian sid)" in txt
     assert ("WARNING: Linux 7.4 (baseline, patched): not a tested version; checked before its"
             in txt)
@@ -483,21 +484,21 @@ def test_bucket_hist_reads_midpoints_and_keeps_the_max():
 
 def test_module_histograms_are_read_at_midpoints(worse):
     run, s = worse
-    ws = s["workloads"]["munmap"]
+    ws = s.workload("munmap")
     zap = fakerun.zap_ns(0, 25)
     # the zap key's lower window (zap - 40 us) sits in a bucket below the top
     # (of the keys' coarser buckets)
     key_bits = fakerun.KEY_SUB_BITS
     lo = fakerun.bucket_lo(zap - 40000, key_bits)
-    cls = ws["windows"]["preemptoff"]["classes"]["pte-lock-zap"]["baseline"]
-    assert cls["p50"] == (lo + fakerun.bucket_hi(lo, key_bits)) / 2 / 1000
-    assert cls["max"] == zap / 1000
+    cls = ws.windows["preemptoff"].classes["pte-lock-zap"].baseline
+    assert cls.p50 == (lo + fakerun.bucket_hi(lo, key_bits)) / 2 / 1000
+    assert cls.max == zap / 1000
     # every preempt-off window: 500 of 3 us, exact in no bucket
     lo3 = fakerun.bucket_lo(3000)
-    assert ws["windows"]["preemptoff"]["baseline"]["p50"] == (
+    assert ws.windows["preemptoff"].overall.baseline.p50 == (
         (lo3 + fakerun.bucket_hi(lo3)) / 2 / 1000)
-    pte = ws["locks"]["classes"]["pte-lock-zap"]["baseline"]
-    assert pte["p50"] == 1032 and pte["max"] == zap - 40000
+    pte = ws.locks.classes["pte-lock-zap"].baseline
+    assert pte.p50 == 1032 and pte.max == zap - 40000
 
 
 def test_tracer_counters_sum_and_rates():
@@ -532,9 +533,8 @@ def header(run_dir, *args):
     """The header of report.txt (from "mmlat report:", after the headline,
     up to the next blank line), rendered from summary.json as written."""
     assert main(["report", run_dir, "--no-plots", "--resamples", "20", *args]) == 0
-    with open(os.path.join(run_dir, "report", "summary.json")) as f:
-        s = json.load(f)
-    txt = report.render_txt(s)
+    s = model.read(os.path.join(run_dir, "report", "summary.json"))
+    txt = render_text.render(s)
     with open(os.path.join(run_dir, "report", "report.txt")) as f:
         assert f.read() == txt
     with open(os.path.join(run_dir, "report", "report.md")) as f:
@@ -547,9 +547,9 @@ def test_calibration_boots_are_no_workload(calib_run):
     run = load.load_run(calib_run)
     assert load.workloads(run) == ["fork", "munmap"]
     assert {c["workload"] for c in run["cells"]} == {"fork", "munmap"}
-    s = report.build(run, n_resamples=20)
-    assert list(s["workloads"]) == ["fork", "munmap"]
-    assert "calib" not in report.summary_table(run)
+    s = summarize.build(run, n_resamples=20)
+    assert [w.name for w in s.workloads] == ["fork", "munmap"]
+    assert "calib" not in run_table.summary_table(run)
 
 
 def test_header_states_b_and_a_per_variant_and_kind(calib_run):

@@ -58,7 +58,7 @@ def make_configs(build, variants, ksrc):
         config = build.config(v.source, v.version)
         if config not in made:
             source = prepare_source(build, v, ksrc)
-            guarded(["bash", BENCH + "/kconfig.sh", "make", config, source,
+            guarded(["bash", BENCH + "/kconfig.sh", "make", config, source, build.base_config,
                      *version_fragments(build, v.version)])
             with open(os.path.join(config, "config.sha256")) as f:
                 made[config] = f.read().strip()

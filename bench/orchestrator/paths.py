@@ -1,15 +1,31 @@
 """Where things live under BUILD_DIR and a run's folder.
 
-Build flavour: "bench" is the measured kernel; "check" adds the debug
-fragment (lockdep, atomic-sleep checks, DEBUG_VM) for the safety boots.
-Each flavour has its own configs, object folders and installed kernels,
-so building one never invalidates the other."""
+Build flavour (FLAVOR): "bench" is the measured kernel; "check" adds the
+debug fragment (lockdep, atomic-sleep checks, DEBUG_VM) for the safety
+boots; "hw" is the bench kernel for real x86-64 machines (a LAVA lab's
+bare-metal devices): x86_64_defconfig rather than tinyconfig under the
+same fragment, and lava/x86-hw.config. Each flavour has its own configs,
+object folders and installed kernels, so building one never invalidates
+the other."""
 import os
 from dataclasses import dataclass
 
 from plan import knobs
 
-CHECK_FRAGMENT = os.path.join(knobs.ROOT, "bench/config/check.config")
+
+@dataclass(frozen=True)
+class Flavor:
+    base: str                   # the make target the fragments are merged onto
+    fragments: tuple            # after CONFIG_FRAGMENT, under the checkout
+    kernels: str                # BUILD_DIR/<kernels>/<variant>
+    obj: str                    # <tree>/<obj>
+
+
+FLAVORS = {
+    "bench": Flavor("tinyconfig", (), "kernels", "obj"),
+    "check": Flavor("tinyconfig", ("bench/config/check.config",), "kernels-check", "obj-check"),
+    "hw": Flavor("x86_64_defconfig", ("lava/x86-hw.config",), "kernels-hw", "obj-hw"),
+}
 
 
 @dataclass(frozen=True)
@@ -28,17 +44,23 @@ class Build:
 
     @property
     def kernels(self):
-        return os.path.join(self.root, "kernels" if self.flavor == "bench" else "kernels-check")
+        return os.path.join(self.root, FLAVORS[self.flavor].kernels)
 
     @property
     def obj_subdir(self):
-        return "obj" if self.flavor == "bench" else "obj-check"
+        return FLAVORS[self.flavor].obj
+
+    @property
+    def base_config(self):
+        """The make target kconfig.sh merges the fragments onto."""
+        return FLAVORS[self.flavor].base
 
     @property
     def fragments(self):
         """The flavour's config fragments, each before its per-version
         ones (NAME-from-V.config)."""
-        return [self.fragment] + ([CHECK_FRAGMENT] if self.flavor == "check" else [])
+        return [self.fragment] + [os.path.join(knobs.ROOT, f)
+                                  for f in FLAVORS[self.flavor].fragments]
 
     @property
     def steps_record(self):

@@ -7,24 +7,11 @@ analysis/mmlat/sequential.py's rule over the primary endpoints, which
 replays a look after every round recorded): another round while an
 endpoint is open and the budget lasts, of the cells and boot kinds the
 open endpoints need."""
-import json
-import os
-
-from plan import knobs
 from plan.model import AUTO
 
-from .children import output
+from .analysis import look
 from .records import write_meta
 from .say import log
-
-
-def look(run, values):
-    """The analysis's answer after the run's last round (sequential.Round
-    as JSON)."""
-    path = ":".join(os.path.join(knobs.ROOT, d) for d in ("analysis", "bench"))
-    env = dict(os.environ, PYTHONPATH=path)
-    return json.loads(output([values["PYTHON"], "-m", "mmlat", "look", run.dir, "--baseline",
-                              values["BASELINE"], "--patched", values["PATCHED"]], env=env))
 
 
 def next_round(meta, run, values):

@@ -17,8 +17,8 @@ import time
 
 from plan import knobs
 
-from . import children, entry, executor, images, kernels, locks, machine, qemu, records, rounds
-from . import signals, steps
+from . import analysis, children, entry, executor, images, kernels, locks, machine, qemu, records
+from . import rounds, signals, steps
 from .children import guarded
 from .paths import Build, Run
 from .say import Refused, log, note, shown
@@ -73,8 +73,10 @@ def run(values):
             if qemu.smp_qemu()[1]:
                 qemu.provision()
         configs, shas = build_stage(e, build)
-        log("stage 3/4: guest images")
         names = e.plan.variant_names
+        if "traced" in e.plan.boots:
+            analysis.drift(values, [build.kernel(n) for n in names])
+        log("stage 3/4: guest images")
         imgs.make(build, names, modules=bool(e.plan.calibration) or e.plan.trace == "windows")
         mach = machine.resolve(values, imgs.kernel(names[0]), imgs.base)
         locks.release(build_lock)

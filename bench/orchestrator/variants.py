@@ -7,11 +7,10 @@ linux-source-VERSION) or git:REF (a commit of KSRC); the source comes
 first, and a spec without one builds on the packaged tree TREE. Every
 part is checked, and the versions policy (plan/versions.py) applied,
 before anything is fetched or built."""
-import hashlib
 import os
 import re
 
-from plan import knobs, versions
+from plan import knobs, series, versions
 from plan.model import Variant
 
 from . import git
@@ -45,41 +44,26 @@ def series_label(path, patches_dir):
 
 
 def series_patches(series_dir):
-    """The patch files of a series directory, in order; blank lines and
-    '#' comments of its series file are skipped, as quilt does."""
-    out = []
-    with open(os.path.join(series_dir, "series")) as f:
-        for line in f:
-            name = line.split("#", 1)[0].strip()
-            if not name:
-                continue
-            path = os.path.join(series_dir, name)
-            if not os.path.isfile(path):
-                raise Refused("series %s/series names '%s', which does not exist"
-                              % (series_dir, name))
-            out.append(path)
-    return out
+    """The patch files of a series directory, in order (plan/series.py)."""
+    try:
+        return series.patches(series_dir)
+    except series.MissingPatch as e:
+        raise Refused(str(e)) from None
 
 
 def series_sha256(variant, source_dir):
-    """One hash over the variant's source (a packaged tree with the Debian
-    package version it was unpacked from) and its series files and
-    patches, in application order: a tree and a kernel are rebuilt when
-    it changes."""
-    h = hashlib.sha256()
+    """The variant's series hash (plan/series.py) over its source as
+    unpacked (the package version tree.sh recorded): a tree and a kernel
+    are rebuilt when it changes."""
     try:
         with open(os.path.join(source_dir, ".mmlat-package")) as f:
             package = f.read().rstrip("\n")
     except OSError:
         package = ""
-    h.update(("source %s %s\n" % (variant.source, package)).encode())
-    for d in variant.series:
-        with open(os.path.join(d, "series"), "rb") as f:
-            h.update(f.read())
-        for p in series_patches(d):
-            with open(p, "rb") as f:
-                h.update(f.read())
-    return h.hexdigest()
+    try:
+        return series.sha256(variant.source, package, variant.series)
+    except series.MissingPatch as e:
+        raise Refused(str(e)) from None
 
 
 class Resolver:

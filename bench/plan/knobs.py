@@ -189,8 +189,9 @@ KNOBS = (
          "seconds ACCEL=auto's KVM probe boot may take", make=False),
     Knob("BOOT_FREE_MIB", "64", Integer(1, 1 << 20), HOST,
          "MiB free under RESULTS_DIR below which no boot starts", run=True),
-    Knob("FLAVOR", "bench", Choice(("bench", "check")), HOST,
-         "check: kernels with lockdep, DEBUG_ATOMIC_SLEEP and DEBUG_VM (make check-kernels)",
+    Knob("FLAVOR", "bench", Choice(("bench", "check", "hw")), HOST,
+         "check: kernels with lockdep, DEBUG_ATOMIC_SLEEP and DEBUG_VM (make check-kernels); "
+         "hw: for real x86-64 machines (x86_64_defconfig + lava/x86-hw.config)",
          run=True, make=False),
     Knob("STRICT", "0", Choice(("0", "1")), HOST, "1: a failed boot fails the run",
          run=True, make=False),
@@ -223,6 +224,19 @@ KNOBS = (
          "the key Debian's archive is checked against", make=False),
     Knob("QEMU_BPO_MIRROR", "http://deb.debian.org/debian", ANY, HOST,
          "the archive bench/qemu-smp.sh fetches bookworm-backports' QEMU from", make=False),
+    # The LAVA server of EXECUTOR=lava's end-to-end test (lava/server.sh).
+    Knob("LAVA_SERVER_DIR", "", PATH, HOST,
+         "its state (database, logs, job outputs); empty: BUILD_DIR/lava-server", make=False),
+    Knob("LAVA_SERVER_PORT", "8711", Integer(1024, 65533), HOST,
+         "its HTTP port; the publisher takes the next, its event socket the one after",
+         make=False),
+    Knob("LAVA_PG_PORT", "5433", Integer(1024, 65535), HOST, "its PostgreSQL port", make=False),
+    Knob("LAVA_IDENTITY", "mmlat-local", ANY, HOST,
+         "the lavacli identity (~/.config/lavacli.yaml) of its user", make=False),
+    Knob("LAVA_QEMU_DEVICES", "", Text("empty or a count"), HOST,
+         "QEMU devices on its worker; empty: one per core", make=False),
+    Knob("LAVA_TEST_INITRD", "", PATH, HOST,
+         "the LAVA tests' initramfs; empty: guest/initramfs.sh's", make=False),
     # Test hooks: the project's own files, replaced by a test's.
     Knob("VARIANTS_CONF", "{ROOT}/bench/variants.conf", PATH, HOST,
          "the variants' names", make=False),
@@ -243,6 +257,9 @@ KNOBS = (
          "the guest runner's workloads (a test's file on the host)", make=False),
     Knob("MMLAT_RUNNER_LIB", "0", Choice(("0", "1")), GUEST,
          "1: the guest runner defines its functions only (the host's tests)", make=False),
+    Knob("MMLAT_CONSOLE_RESULTS_LIB", "0", Choice(("0", "1")), GUEST,
+         "1: guest/console-results.sh defines its functions only (the host's tests)",
+         make=False),
 )
 
 BY_NAME = {k.name: k for k in KNOBS}

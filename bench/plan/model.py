@@ -10,11 +10,10 @@ upgrades the format before it (analysis/mmlat/records.py)."""
 import dataclasses
 import json
 import os
-import types
-import typing
 from dataclasses import dataclass, field
 
-from . import calib, knobs
+from . import calib, codec, knobs
+from .codec import RecordError
 
 FORMAT = 4
 BOOT_KINDS = ("clean", "traced")
@@ -23,61 +22,16 @@ BOOT_KINDS = ("clean", "traced")
 CALIB_CELL = "calib"
 
 
-class RecordError(ValueError):
-    """A record this version cannot read; the message names it and why."""
-
-
-def to_json(value):
-    """A dataclass, list, tuple or dict of them as plain JSON values."""
-    if dataclasses.is_dataclass(value):
-        return value.to_json()
-    if isinstance(value, (list, tuple)):
-        return [to_json(v) for v in value]
-    if isinstance(value, dict):
-        return {k: to_json(v) for k, v in value.items()}
-    return value
-
-
-def _from(kind, value):
-    """value read back as the annotated type kind."""
-    origin, args = typing.get_origin(kind), typing.get_args(kind)
-    if value is None:
-        return None
-    if origin in (typing.Union, types.UnionType):
-        return _from(next(a for a in args if a not in (types.NoneType,)), value)
-    if dataclasses.is_dataclass(kind):
-        return kind.from_json(value)
-    if origin in (list, tuple):
-        item = args[0] if args else typing.Any
-        items = [_from(item, v) for v in value]
-        return tuple(items) if origin is tuple else items
-    if origin is dict:
-        return {k: _from(args[1], v) for k, v in value.items()}
-    if kind is float and isinstance(value, int):
-        return float(value)
-    return value
-
-
 class Record:
-    """to_json and from_json of a dataclass, field by field, by the fields'
-    annotated types."""
+    """to_json and from_json of a dataclass, by its fields' annotations
+    (codec.py)."""
 
     def to_json(self):
-        return {f.name: to_json(getattr(self, f.name)) for f in dataclasses.fields(self)}
+        return codec.to_json(self)
 
     @classmethod
     def from_json(cls, doc):
-        hints = typing.get_type_hints(cls)
-        fields = dataclasses.fields(cls)
-        unknown = sorted(set(doc) - {f.name for f in fields})
-        missing = [f.name for f in fields if f.name not in doc
-                   and f.default is dataclasses.MISSING
-                   and f.default_factory is dataclasses.MISSING]
-        if unknown or missing:
-            raise RecordError("%s: %s" % (cls.__name__, "; ".join(
-                ["unknown keys " + ", ".join(unknown)] * bool(unknown)
-                + ["no " + ", ".join(missing)] * bool(missing))))
-        return cls(**{k: _from(hints[k], v) for k, v in doc.items()})
+        return codec.from_json(cls, doc)
 
 
 @dataclass(frozen=True)

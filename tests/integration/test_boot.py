@@ -18,7 +18,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 # The run, as make bench starts it.
 ORCHESTRATOR = ["/usr/bin/python3", "-m", "orchestrator", "run"]
 
-from mmlat import attribute, calibrate, load, parse, report  # noqa: E402
+from mmlat import attribute, calibrate, load, parse, summarize  # noqa: E402
 from plan import calib  # noqa: E402
 
 # A short calibration, every kind at three lengths (the unit tests use
@@ -143,7 +143,7 @@ def test_traced_boots_max_windows_agree_with_their_stacks(run_dir):
 def test_traced_over_clean_munmap_throughput_above_floor(run_dir):
     run = load.load_run(str(run_dir))
     boots = {boot: load.ok_cells(run, "mainline", "munmap", boot) for boot in load.BOOTS}
-    ratio = report.throughput_ratio(boots["clean"], boots["traced"])["median"]
+    ratio = summarize.throughput_ratio(boots["clean"], boots["traced"]).median
     assert ratio is not None and ratio > FLOOR, ratio
 
 

@@ -133,7 +133,7 @@ def test_fragment_options_the_tree_does_not_take_are_named(ksrc, run_dir, tmp_pa
     source = Path(os.environ.get("BUILD_DIR", ROOT / "build")) / "git" / git(
         ksrc, "rev-parse", "v6.12^{commit}")
     proc = subprocess.run(["bash", "bench/kconfig.sh", "make", str(tmp_path / "config"),
-                           str(source), str(frag)], cwd=ROOT, text=True,
+                           str(source), "tinyconfig", str(frag)], cwd=ROOT, text=True,
                           capture_output=True, timeout=600)
     assert proc.returncode != 0
     assert ("CONFIG_MMLAT_NO_SUCH_OPTION: wanted y, got unset (%s): unknown to this tree's "

@@ -11,13 +11,15 @@ RECORD = '/usr/bin/python3 "$(dirname "$0")/record.py"'
 STUBS = {
     "bench/deps.sh": "exit 0\n",
     "bench/tree.sh": "exit 0\n",
-    # make OUT SOURCE FRAGMENT...
-    "bench/kconfig.sh": 'mkdir -p "$2"; echo c0ffee > "$2/config.sha256"\n',
+    # make OUT SOURCE BASE FRAGMENT...; kconfig.log: the calls
+    "bench/kconfig.sh": 'mkdir -p "$MMLAT_RESULTS" "$2"; echo "$*" >> "$MMLAT_RESULTS/kconfig.log"; '
+                        'echo c0ffee > "$2/config.sha256"\n',
     # NAME TREE OBJ CONFIG OUT STEPS_RECORD; STUB_BUILD_SLEEP: seconds a
     # build takes; build.pid: this build
     "bench/build.sh": textwrap.dedent("""\
         echo $$ > "$BUILD_DIR/build.pid"
-        sleep "${STUB_BUILD_SLEEP:-0}"
+        # as build.sh's make: gone with it
+        setpriv --pdeathsig TERM sleep "${STUB_BUILD_SLEEP:-0}"
         mkdir -p "$5"
         touch "$5/System.map" "$5/config" "$5/bzImage"
         %s write kernel_release="6.1.0-mmlat-$1" ccache_hits:=0 ccache_misses:=0 \\
@@ -36,10 +38,16 @@ STUBS = {
     # One line per boot in boots.log: the output dir and the guest job.
     # STUB_FAIL: boots whose job contains it fail.
     # REPEAT=auto's rule (mmlat look): STUB_LOOKS' answer for the look
-    # after round N (JSON, a list); looks.log: the rounds meta.json had
+    # after round N (JSON, a list); looks.log: the rounds meta.json had.
+    # The drift guard (mmlat drift): drift.log, the kernel folders it
+    # checked; STUB_DRIFT: its exit status
     "analysis/mmlat/__init__.py": "",
     "analysis/mmlat/__main__.py": textwrap.dedent("""\
         import json, os, sys
+        if sys.argv[1] == "drift":
+            with open(os.path.join(os.environ["MMLAT_RESULTS"], "drift.log"), "a") as f:
+                f.write(" ".join(sys.argv[2:]) + "\\n")
+            sys.exit(int(os.environ.get("STUB_DRIFT", "0")))
         with open(os.path.join(sys.argv[2], "meta.json")) as f:
             rounds = json.load(f)["rounds"]
         with open(os.path.join(os.environ["MMLAT_RESULTS"], "looks.log"), "a") as f:

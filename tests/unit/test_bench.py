@@ -177,6 +177,37 @@ def test_matrix_trace_none_boots_clean_only(matrix):
     assert not list(run.glob("cells/*/*/traced"))
 
 
+# The version-drift guard (mmlat drift) checks every built kernel before
+# any boot of a run with traced boots; its failure stops the run there.
+def test_matrix_checks_the_kernels_for_drift_before_traced_boots(matrix, tmp_path):
+    run_matrix, run = matrix
+    drift = run.parent / "drift.log"
+    proc, boots = run_matrix(STUB_DRIFT="1")
+    assert proc.returncode != 0 and boots == []
+    assert "version-drift guard (mmlat drift) failed" in proc.stderr, proc.stderr
+    kernels = tmp_path / "build/kernels"
+    assert drift.read_text() == "%s %s\n" % (kernels / "base", kernels / "patch")
+    drift.unlink()
+    proc, boots = run_matrix(TRACE="none", CALIB="")
+    assert proc.returncode == 0 and len(boots) == 8 and not drift.exists()
+
+
+# FLAVOR=hw: the bench kernel for real machines, x86_64_defconfig under the
+# same fragment and lava/x86-hw.config, in folders of its own.
+def test_kernels_of_flavor_hw_merge_onto_x86_64_defconfig(matrix, tmp_path):
+    run_matrix, run = matrix
+    proc, boots = run_matrix(FLAVOR="hw", TRACE="none", CALIB="", WORKLOADS="idle",
+                             VARIANTS="base", REPEAT="1")
+    assert proc.returncode == 0, proc.stderr
+    (call,) = (run.parent / "kconfig.log").read_text().splitlines()
+    make, out, source, base, *fragments = call.split()
+    assert make == "make" and base == "x86_64_defconfig"
+    assert out.startswith(str(tmp_path / "build/config/hw/"))
+    assert [f.rsplit("/", 2)[-2:] for f in fragments] == [["config", "mmlat.config"],
+                                                          ["lava", "x86-hw.config"]]
+    assert (tmp_path / "build/kernels-hw/base/bzImage").exists()
+
+
 def test_matrix_strict_names_failed_boots(matrix):
     run_matrix, run = matrix
     proc, boots = run_matrix(STRICT="1", STUB_FAIL="mmlat.trace=windows mmlat.seed=2")

@@ -47,7 +47,7 @@ BAD_KNOBS = [
     ({"JOBS": "0"}, "JOBS='0' is not allowed: JOBS takes auto or an integer in 1..64"),
     ({"JOBS": "two"}, "JOBS='two' is not allowed: JOBS takes auto or an integer in 1..64"),
     ({"RUN_ID": "../x"}, "RUN_ID='../x' is not allowed"),
-    ({"FLAVOR": "fast"}, "FLAVOR='fast' is not allowed: FLAVOR takes one of: bench check"),
+    ({"FLAVOR": "fast"}, "FLAVOR='fast' is not allowed: FLAVOR takes one of: bench check hw"),
     ({"EXECUTOR": "lava"}, "EXECUTOR='lava' is not allowed: EXECUTOR takes one of: local"),
     ({"SIZE_MIB": "0"}, "SIZE_MIB='0' is not allowed: SIZE_MIB takes an integer in 1..1024"),
     ({"CELL_TIMEOUT": "-1"}, "CELL_TIMEOUT='-1' is not allowed: CELL_TIMEOUT takes an integer "
@@ -244,7 +244,7 @@ def shell_set(path):
 def code_reads():
     """{name: [file]} of every environment read in the project's code."""
     reads = {}
-    for path in sorted(ROOT.glob("bench/*.sh")) + sorted(ROOT.glob("guest/*.sh")):
+    for path in [p for d in ("bench", "guest", "lava") for p in sorted(ROOT.glob(d + "/*.sh"))]:
         text = shell_code(path)
         used = set(SHELL_USE.findall(text))
         for names in SHELL_EXPORT.findall(text):
