@@ -260,6 +260,17 @@ for i in "${!specs[@]}"; do
 	guarded bash "$MMLAT_ROOT/bench/build.sh" "${specs[i]}" "${config_of[${names[i]}]}"
 done
 
+# Every function guest/classes.txt expects in each kernel's version is in
+# its System.map: a renamed lock user would otherwise go unhooked and its
+# windows into the report's "other" class. Only the traced boots' windows
+# and holds depend on it; the check kernels carry no window module.
+if [ "$TRACE" != none ] && [ "$FLAVOR" = bench ]; then
+	kernel_dirs=()
+	for n in "${names[@]}"; do kernel_dirs+=("$KERNELS_DIR/$n"); done
+	PYTHONPATH="$MMLAT_ROOT/analysis" "$PYTHON" -m mmlat drift "${kernel_dirs[@]}" >&2 ||
+		die "guest/classes.txt names functions a kernel of this run lacks (above); nothing was booted"
+fi
+
 log "stage 3/4: guest images"
 # Images and kernels are private to this run: another run, with other
 # modules or kernels, must not swap them under booting cells.
