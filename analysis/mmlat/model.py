@@ -279,7 +279,9 @@ class Workload:
         return [c for c in self.comparisons if c.primary]
 
     def comparison(self, endpoint):
-        return next(c for c in self.comparisons if c.endpoint == endpoint)
+        """The comparison of endpoint, None where the workload has none (no
+        boot of it ended well)."""
+        return next((c for c in self.comparisons if c.endpoint == endpoint), None)
 
 
 @dataclass

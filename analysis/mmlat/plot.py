@@ -175,12 +175,13 @@ def fig_summary(summary):
     """cyclictest max and p99.9 per workload, each side's geometric mean
     over its boots; the patched bar carries the interval of the
     difference and its verdict when decided (better, worse, same)."""
-    workloads = summary.workloads
-    names = [w.name for w in workloads]
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.5))
-    x = np.arange(len(workloads))
     for ax, stat in zip(axes, ("max", "p99.9")):
-        comparisons = [w.comparison("cyclictest " + stat) for w in workloads]
+        # a workload none of whose boots ended well has no bar
+        pairs = [(w.name, w.comparison("cyclictest " + stat)) for w in summary.workloads]
+        names = [name for name, c in pairs if c is not None]
+        comparisons = [c for _, c in pairs if c is not None]
+        x = np.arange(len(comparisons))
         ax.bar(x - 0.2, [np.nan if c.base_gmean is None else c.base_gmean for c in comparisons],
                0.4, color=COLORS["baseline"], label=summary.baseline)
         patched = [np.nan if c.patched_gmean is None else c.patched_gmean for c in comparisons]
@@ -195,7 +196,8 @@ def fig_summary(summary):
                 ax.annotate(c.verdict, (xi + 0.2, v), ha="center", va="bottom", fontsize=7)
         ax.set_xticks(x)
         # a sweep's entries are long: slanted, they stay apart
-        ax.set_xticklabels(names, rotation=20 if max(map(len, names)) > 8 else 0, fontsize=7)
+        ax.set_xticklabels(names, rotation=20 if max(map(len, names), default=0) > 8 else 0,
+                           fontsize=7)
         ax.set_ylabel("%s latency (us)" % stat)
         ax.set_title("cyclictest %s per boot, geometric mean, %s boots\n(patched bar: "
                      "interval of delta)" % (stat, summary.figure_boot["latency"]), fontsize=9)

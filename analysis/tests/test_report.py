@@ -1,10 +1,12 @@
+import glob
 import json
 import os
 import re
 
 import pytest
 
-from mmlat import endpoints, load, model, plot, render_text, run_table, sequential, stats, summarize
+from mmlat import (endpoints, load, model, plot, render_text, report, run_table, sequential, stats,
+                   summarize)
 from mmlat import formatting as fmt
 from mmlat.__main__ import main
 from plan import workloads
@@ -649,3 +651,19 @@ def test_a_boot_in_an_older_format_stops_the_load_unless_skipped(tmp_path, capsy
     assert not any(c["variant"] == "baseline" and c["workload"] == "munmap"
                    and c["boot"] == "traced" and c["repeat"] == 1 for c in run["cells"])
     assert "skipped: " in capsys.readouterr().err
+
+
+def test_a_workload_without_a_boot_that_ended_well_is_reported(tmp_path):
+    # reclaim's memcg OOM killed every boot of a workload once: the report
+    # and its plots still come out, that workload without figures.
+    r = make_run(str(tmp_path / "r"), repeats=2, failed=False)
+    for cell_json in glob.glob(os.path.join(r, "cells", "*", "fork", "*", "r*", "cell.json")):
+        with open(cell_json) as f:
+            info = json.load(f)
+        info.update(status="failed", cause="runner: workload fork failed")
+        with open(cell_json, "w") as f:
+            json.dump(info, f)
+    summary = report.write_report(load.load_run(r), str(tmp_path / "out"), "baseline",
+                                  "patched", n_resamples=20)
+    assert "summary.png" in summary.plots
+    assert "munmap" in (tmp_path / "out/report.txt").read_text()
