@@ -31,15 +31,7 @@ def sha256(source, package_version, directories):
     """One hash over a variant's source (a packaged tree with the Debian
     package version it was unpacked from, "" for a git source) and its
     series files and patches, in application order."""
-    h = hashlib.sha256()
-    h.update(("source %s %s\n" % (source, package_version)).encode())
-    for d in directories:
-        with open(os.path.join(d, "series"), "rb") as f:
-            h.update(f.read())
-        for p in patches(d):
-            with open(p, "rb") as f:
-                h.update(f.read())
-    return h.hexdigest()
+    return _series_hash("source %s %s\n" % (source, package_version), directories)
 
 
 def sha256_before_packages(source, directories):
@@ -47,9 +39,11 @@ def sha256_before_packages(source, directories):
     from Debian's archive (a build record without source_package): the
     series files and patches alone, after a source line for any source
     but the first, Debian's 6.1."""
-    h = hashlib.sha256()
-    if source != "tree:6.1":
-        h.update(("source %s\n" % source).encode())
+    return _series_hash("" if source == "tree:6.1" else "source %s\n" % source, directories)
+
+
+def _series_hash(head, directories):
+    h = hashlib.sha256(head.encode())
     for d in directories:
         with open(os.path.join(d, "series"), "rb") as f:
             h.update(f.read())
