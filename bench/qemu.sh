@@ -30,15 +30,17 @@ tcg-icount) accel_args=(-accel tcg -icount "shift=$ICOUNT_SHIFT,sleep=off") ;;
 tcg-mt) accel_args=(-accel tcg,thread=multi) ;;
 *) die "unknown ACCEL '$ACCEL' (kvm, tcg-icount, tcg-mt)" ;;
 esac
-# One vCPU, or another accelerator: the system's QEMU. SMP under icount:
-# a QEMU with the round-robin fairness fix (bench/qemu-smp.sh), refused
-# with the reason rather than left to hang at the second vCPU.
+# Every icount boot runs the pinned QEMU (bench/icount-qemu.sh), refused
+# with the reason rather than booted on another emulator; kvm and tcg-mt
+# the system's.
 qemu_bin=(qemu-system-x86_64)
 smp_append=
+if [ "$ACCEL" = tcg-icount ]; then
+	. "$MMLAT_ROOT/bench/icount-qemu.sh"
+	icount_qemu "$SMP" || die "SMP=$SMP with ACCEL=tcg-icount: $ICOUNT_QEMU_WHY"
+	qemu_bin=("${ICOUNT_QEMU_CMD[@]}")
+fi
 if [ "$ACCEL" = tcg-icount ] && [ "$SMP" != 1 ]; then
-	. "$MMLAT_ROOT/bench/qemu-smp.sh"
-	icount_smp_qemu || die "SMP=$SMP with ACCEL=tcg-icount: $ICOUNT_SMP_QEMU_WHY"
-	qemu_bin=("${ICOUNT_SMP_QEMU_CMD[@]}")
 	# Every vCPU's TSC is the one virtual clock under icount, but 6.1
 	# trusts a TSC on more than one non-Intel CPU only with constant_tsc,
 	# which TCG does not offer: without this it falls back to the HPET

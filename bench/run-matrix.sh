@@ -41,7 +41,7 @@ set -euo pipefail
 . "$MMLAT_ROOT/bench/variants.sh"
 . "$MMLAT_ROOT/bench/steps.sh"
 . "$MMLAT_ROOT/bench/workloads.sh"
-. "$MMLAT_ROOT/bench/qemu-smp.sh"
+. "$MMLAT_ROOT/bench/icount-qemu.sh"
 
 # Defaults: bench/knobs.conf. Set but empty WORKLOADS is no workload:
 # WORKLOADS= SWEEP=... runs the sweep alone.
@@ -76,15 +76,14 @@ check_int REPEAT "$REPEAT" "$REPEAT_RANGE"
 [ "$JOBS" = auto ] || int_in "$JOBS" "$JOBS_RANGE" ||
 	knob_die JOBS "$JOBS" "auto or an integer in ${JOBS_RANGE/ /..}"
 [ -z "$SMP" ] || check_int SMP "$SMP" "$SMP_RANGE"
-# SMP under icount needs QEMU 8.1 or later (bench/qemu-smp.sh): before it
-# a second vCPU never runs. A QEMU named by ICOUNT_SMP_QEMU is checked
-# here; the default (the system's, else the bookworm-backports QEMU) is
-# provisioned after the packages, and checked again before the boots.
-icount_smp() {
-	icount_smp_qemu || die "SMP=$SMP with ACCEL=tcg-icount: $ICOUNT_SMP_QEMU_WHY"
+# Every icount boot runs one QEMU (bench/icount-qemu.sh): a QEMU named by
+# ICOUNT_QEMU is checked here (SMP>1 needs 8.1 or later: before it a second
+# vCPU never runs); the pinned one is provisioned after the packages, and
+# checked again before the boots.
+icount_qemu_or_die() {
+	icount_qemu "${SMP:-1}" || die "SMP=${SMP:-1} with ACCEL=tcg-icount: $ICOUNT_QEMU_WHY"
 }
-icount_smp_wanted() { [ -n "$SMP" ] && [ "$SMP" != 1 ] && [ "$ACCEL" = "$1" ]; }
-! icount_smp_wanted tcg-icount || [ -z "${ICOUNT_SMP_QEMU:-}" ] || icount_smp
+[ "$ACCEL" != tcg-icount ] || [ -z "${ICOUNT_QEMU:-}" ] || icount_qemu_or_die
 check_one_of STRICT "$STRICT" "0 1"
 check_one_of STEPS "$STEPS" "$STEPS_VALUES"
 check_one_of TREE "$TREE" "$TREE_VALUES"
@@ -211,9 +210,9 @@ flock -n "$build_lock" || {
 echo "run $RUN_ID, pid $$" > "$BUILD_DIR/.build.lock"
 
 guarded bash "$MMLAT_ROOT/bench/deps.sh"
-if { icount_smp_wanted tcg-icount || icount_smp_wanted auto; } && ! icount_smp_qemu; then
-	guarded bash "$MMLAT_ROOT/bench/qemu-smp.sh" provision > /dev/null
-	! icount_smp_wanted tcg-icount || icount_smp
+if { [ "$ACCEL" = tcg-icount ] || [ "$ACCEL" = auto ]; } && [ -z "${ICOUNT_QEMU:-}" ]; then
+	guarded bash "$MMLAT_ROOT/bench/icount-qemu.sh" provision > /dev/null
+	[ "$ACCEL" != tcg-icount ] || icount_qemu_or_die
 fi
 # One config per kernel source (a packaged tree, a git commit), made from
 # that source, each checked against the fragments before any build.
@@ -276,13 +275,13 @@ if [ "$ACCEL" = auto ]; then
 fi
 exec {build_lock}>&-
 # icount runs every vCPU on one host thread, each a share of the virtual
-# time: it defaults to one vCPU, the other modes to 2. SMP under icount
-# boots a QEMU of its own (bench/qemu-smp.sh), one vCPU the system's.
+# time: it defaults to one vCPU, the other modes to 2. Every icount boot
+# runs the pinned QEMU (bench/icount-qemu.sh), kvm and tcg-mt the system's.
 if [ "$ACCEL" = tcg-icount ]; then SMP=${SMP:-1}; else SMP=${SMP:-2}; fi
 qemu_used=qemu-system-x86_64
-if [ "$ACCEL" = tcg-icount ] && [ "$SMP" != 1 ]; then
-	icount_smp
-	qemu_used=${ICOUNT_SMP_QEMU_CMD[0]}
+if [ "$ACCEL" = tcg-icount ]; then
+	icount_qemu_or_die
+	qemu_used=${ICOUNT_QEMU_CMD[0]}
 fi
 export ACCEL SMP
 # Boots at once. Under icount a guest's clock is its own instruction count,

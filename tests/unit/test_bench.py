@@ -229,11 +229,33 @@ STEP_SERIES = {"pre": ["0001-pre.patch"],
                "more": ["0001-a.patch"], "empty": []}
 
 
+def fake_qemu(path, version):
+    """A QEMU binary that prints its version line and nothing else."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("#!/bin/sh\necho 'QEMU emulator version %s (fake)'\n"
+                    "echo 'Copyright (c) 2003-2025 Fabrice Bellard'\n" % version)
+    path.chmod(0o755)
+    return path
+
+
+PINNED_QEMU = re.search(r"^QEMU_PINNED_VERSION=(\S+)$",
+                        (ROOT / "bench/icount-qemu.sh").read_text(), re.M).group(1)
+
+
+def provisioned_icount_qemu(build, version=PINNED_QEMU):
+    """build/qemu-bpo as bench/icount-qemu.sh provision leaves it, with a
+    fake binary: the icount QEMU of a matrix that boots stubs."""
+    bpo = build / "qemu-bpo"
+    qemu = fake_qemu(bpo / "usr/bin/qemu-system-x86_64", "10.0.2")
+    (bpo / "provision.json").write_text(json.dumps({"version": version, "qemu": "10.0.2"}))
+    return qemu
+
+
 @pytest.fixture
 def matrix(tmp_path, terminal_job):
     root = tmp_path / "root"
     for name in ("run-matrix.sh", "lib.sh", "variants.sh", "steps.sh", "workloads.sh",
-                 "workloads.conf", "knobs.sh", "knobs.conf", "record.py", "qemu-smp.sh"):
+                 "workloads.conf", "knobs.sh", "knobs.conf", "record.py", "icount-qemu.sh"):
         (root / "bench").mkdir(parents=True, exist_ok=True)
         (root / "bench" / name).write_text((ROOT / "bench" / name).read_text())
     for rel, body in STUBS.items():
@@ -244,6 +266,7 @@ def matrix(tmp_path, terminal_job):
     build = tmp_path / "build"
     (build / "linux-source-6.1").mkdir(parents=True)
     (build / "linux-source-6.1/Makefile").write_text("kernelversion:\n\t@echo 6.1.0\n")
+    provisioned_icount_qemu(build)
     conf = tmp_path / "variants.conf"
     conf.write_text("base:\npatch:\n")
     # series directories for ad hoc variants (STEPS=each): the stub build
@@ -849,8 +872,8 @@ BAD_KNOBS = [
     ({"REPEAT": "0"}, "REPEAT='0' is not allowed: REPEAT takes an integer in 1..1000"),
     ({"REPEAT": "1x"}, "REPEAT='1x' is not allowed: REPEAT takes an integer in 1..1000"),
     ({"SMP": "x", "ACCEL": "tcg-mt"}, "SMP='x' is not allowed: SMP takes an integer in 1..64"),
-    ({"SMP": "2", "ICOUNT_SMP_QEMU": "/nonexistent/qemu"},
-     "SMP=2 with ACCEL=tcg-icount: ICOUNT_SMP_QEMU='/nonexistent/qemu' does not run"),
+    ({"SMP": "2", "ICOUNT_QEMU": "/nonexistent/qemu"},
+     "SMP=2 with ACCEL=tcg-icount: ICOUNT_QEMU='/nonexistent/qemu' does not run"),
     ({"WORKLOADS": "munmap bogus"}, "WORKLOADS entry 'bogus': unknown workload 'bogus': a "
                                     "workload is one of: munmap exit truncate fork mixed"),
     ({"WORKLOADS": "bogus:n=1"}, "WORKLOADS entry 'bogus:n=1': unknown workload 'bogus'"),
