@@ -20,6 +20,10 @@ set -euo pipefail
 out=$1 kdir=$2 initrd=$3 job=$4
 ACCEL=${ACCEL:-tcg-icount} SMP=${SMP:-1} MEM=${MEM:-$GUEST_MEM_MIB}
 TIMEOUT=${TIMEOUT:-300}
+# The results window (guest/ship.c): its size, the most a boot can ship
+# (a file QEMU maps, sparse: only what the guest writes takes room), and
+# where its data starts.
+SHIP_WINDOW_MIB=256 SHIP_DATA_OFFSET=4096
 # host_fault WHAT: the host, not the guest, failed this boot.
 host_fault() { printf 'mmlat: error: %s\n' "$*" >&2; exit 2; }
 [ -f "$kdir/bzImage" ] || die "no kernel at $kdir/bzImage"
@@ -50,17 +54,26 @@ fi
 qemu_version=$("${qemu_bin[0]}" --version | head -n 1) || die "${qemu_bin[0]} does not run"
 
 mkdir -p "$out" || host_fault "cannot create $out"
-disk=$out/results.img
-rm -f "$disk"
-truncate -s 256M "$disk" || host_fault "cannot create the results disk $disk"
+# Under icount a boot is a function of its kernel, initramfs, job and
+# QEMU only if nothing reaches the guest at a host-timed point:
+# - The guest ships its results as a tar into the memory of an ivshmem
+#   device, backed by this file (guest/ship.c): plain memory, no I/O. A
+#   disk would not do: the kernel reads its partition table at boot, and
+#   the read completes whenever the host's I/O thread is done (two boots
+#   of one job parted there, 63 ms apart from then on).
+# - The RTC starts at a fixed date and runs on the virtual clock. On the
+#   host's clock its date seeds the guest's RNG (the drivers' mmap layout
+#   differed) and its update cycle, which the kernel waits out when it
+#   reads the RTC at boot, falls at a host-timed point.
+window=$out/results.window
+rm -f "$window"
 # QEMU's option lists split at commas and read ",," as one: a cell named by
-# a workload's parameters (imap:n=16,s=1) has commas in its path. A write
-# error reaches the guest (werror=report) instead of pausing the VM, which
-# QEMU does on ENOSPC by default: a full host disk ends the boot at once
-# rather than at the timeout.
+# a workload's parameters (imap:n=16,s=1) has commas in its path.
 qemu=("${qemu_bin[@]}" "${accel_args[@]}" -smp "$SMP" -m "$MEM" -nodefaults
 	-display none -no-reboot -serial "file:$out/console.log"
-	-drive "file=${disk//,/,,},format=raw,if=virtio,werror=report,rerror=report"
+	-rtc "base=2000-01-01T00:00:00,clock=vm"
+	-object "memory-backend-file,id=results,mem-path=${window//,/,,},size=${SHIP_WINDOW_MIB}M,share=on"
+	-device ivshmem-plain,memdev=results
 	-kernel "$kdir/bzImage" -initrd "$initrd"
 	-append "console=ttyS0 panic=-1 oops=panic quiet loglevel=4$smp_append $job")
 printf '%q ' "${qemu[@]}" > "$out/qemu.cmdline" || host_fault "cannot write $out/qemu.cmdline"
@@ -93,20 +106,28 @@ elif ! grep -q 'mmlat-runner: done' "$con"; then
 	cause="guest ended without the runner finishing (last console line: $(tail -n 1 "$con" | tr -d '\r'))"
 fi
 
-# Whatever the guest shipped is kept, also from a failed run.
+# Whatever the guest shipped is kept, also from a failed run: the window
+# holds a header (magic, length) and the tar from SHIP_DATA_OFFSET, the
+# magic written last (guest/ship.c).
 rm -rf "$out/guest"
 mkdir -p "$out/guest"
-if ! tar -xf "$disk" -C "$out/guest" 2>"$out/tar.log"; then
+if [ "$(head -c 8 "$window" 2>/dev/null)" != mmlatres ]; then
+	[ "$(free_mib "$out")" -ge 64 ] ||
+		host_fault "no space left on device for the guest's results in $out"
+	[ -n "$cause" ] || cause="the guest shipped no results"
+elif ! length=$(od -An -t u8 -j 8 -N 8 "$window" | tr -d ' ') ||
+     ! dd if="$window" iflag=skip_bytes,count_bytes skip="$SHIP_DATA_OFFSET" count="$length" \
+		status=none 2>"$out/tar.log" | tar -xf - -C "$out/guest" 2>>"$out/tar.log"; then
 	! grep -q 'No space left on device' "$out/tar.log" ||
 		host_fault "no space left on device to unpack the guest's results into $out"
-	[ -n "$cause" ] || cause="results disk unreadable: $(head -n 1 "$out/tar.log")"
+	[ -n "$cause" ] || cause="results unreadable: $(head -n 1 "$out/tar.log")"
 elif [ -z "$cause" ] && [ "$(cat "$out/guest/status" 2>/dev/null)" != ok ]; then
 	cause="guest status: $(cat "$out/guest/status" 2>/dev/null || echo missing)"
 elif [ -z "$cause" ] && [ -f "$out/guest/dmesg.txt" ] && splat=$(first_splat "$out/guest/dmesg.txt"); then
 	# loglevel=4 keeps warnings (lockdep, might_sleep) off the console.
 	cause="kernel (dmesg): $splat"
 fi
-rm -f "$disk" "$out/tar.log"
+rm -f "$window" "$out/tar.log"
 
 runner_start=$(sed -n 's/.*mmlat-runner: start uptime=\([0-9.]*\).*/\1/p' "$con" | head -n 1)
 status=ok

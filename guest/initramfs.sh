@@ -2,9 +2,9 @@
 # Build the guest initramfs images.
 #
 #   base: busybox, cyclictest and stress-ng with their shared libraries,
-#         our workload drivers and the runner as /init. The same for every
-#         variant, and byte-for-byte reproducible (sorted entries, zero
-#         mtimes, root ownership).
+#         our workload drivers, the results shipper (guest/ship.c) and the
+#         runner as /init. The same for every variant, and byte-for-byte
+#         reproducible (sorted entries, zero mtimes, root ownership).
 #   module (per variant): the guest modules (calibration, windows) built
 #         against that variant's kernel, appended to the base at boot (the
 #         kernel unpacks concatenated cpio archives in order).
@@ -58,6 +58,7 @@ build_base() {
 	make -s -C "$MMLAT_ROOT/workloads" O="$out.workloads.$$" >&2
 	install -m 755 "$out.workloads.$$"/mmlat-* "$root/bin/"
 	rm -rf "$out.workloads.$$"
+	gcc -static -O2 -Wall -Wextra -Werror -o "$root/bin/mmlat-ship" "$MMLAT_ROOT/guest/ship.c"
 	install -m 755 "$MMLAT_ROOT/guest/runner.sh" "$root/init"
 	# the knobs' defaults and allowed values, which the runner checks its job against
 	install -D -m 644 "$MMLAT_ROOT/bench/knobs.conf" "$root/etc/mmlat/knobs.conf"
