@@ -4,7 +4,8 @@
 #   base: busybox, cyclictest and stress-ng with their shared libraries,
 #         our workload drivers, the results shipper (guest/ship.c) and the
 #         runner as /init. The same for every variant, and byte-for-byte
-#         reproducible (sorted entries, zero mtimes, root ownership).
+#         reproducible (sorted entries, zero mtimes, root ownership, fixed
+#         modes).
 #   module (per variant): the guest modules (calibration, windows) built
 #         against that variant's kernel, appended to the base at boot (the
 #         kernel unpacks concatenated cpio archives in order).
@@ -13,6 +14,9 @@
 #        guest/initramfs.sh module VARIANT OUT.cpio
 set -euo pipefail
 . "$(dirname "$0")/../bench/lib.sh"
+# The archive records each entry's mode: directories made here get theirs
+# from the umask, which differs between users and machines.
+umask 022
 
 GUEST_TOOLS="busybox cyclictest stress-ng"
 # Out-of-tree guest modules (guest/modules/NAME/NAME.c), built per variant.
