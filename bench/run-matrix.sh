@@ -258,6 +258,7 @@ guest_dir=$BUILD_DIR/guest/run-$RUN_ID.$$
 mkdir -p "$guest_dir"
 base=$guest_dir/base.cpio
 guarded bash "$MMLAT_ROOT/guest/initramfs.sh" base "$base"
+images=()
 for n in "${names[@]}"; do
 	mkdir -p "$guest_dir/kernel-$n"
 	cp "$KERNELS_DIR/$n/bzImage" "$guest_dir/kernel-$n/"
@@ -268,6 +269,9 @@ for n in "${names[@]}"; do
 	else
 		cp "$base" "$initrd"
 	fi
+	# what each variant's boots boot, for meta.json ("images")
+	images+=("$n:=$(record write bzimage_sha256="$(sha256sum "$guest_dir/kernel-$n/bzImage" | cut -d' ' -f1)" \
+		initrd_sha256="$(sha256sum "$initrd" | cut -d' ' -f1)")")
 done
 
 if [ "$ACCEL" = auto ]; then
@@ -387,8 +391,9 @@ else
 		calib="$CALIB" calib_workloads="$(echo $CALIB_WORKLOADS)" flavor="$FLAVOR" \
 		config_sha256="${config_sha[${names[0]}]}" cross="$CROSS" \
 		kernel_version="$(for n in "${names[@]}"; do kernel_version_of "$n"; done | sort -uV | paste -sd' ')" \
-		initramfs_sha256="$(sha256sum "$base" | cut -d' ' -f1)" \
+		initramfs_sha256="$(sha256sum "$base" | cut -d' ' -f1)" images:="$(record write "${images[@]}")" \
 		qemu="$("$qemu_used" --version | head -n 1)" qemu_binary="$qemu_used" \
+		versions:="$(bash "$MMLAT_ROOT/bench/versions.sh")" \
 		tools="$(cyclictest --help 2>&1 | head -n 1); stress-ng $(stress-ng --version | awk '{print $3}')" \
 		host_cpu="$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')" \
 		host_cpus:="$(nproc)" host_load_at_start="$(cut -d' ' -f1-3 /proc/loadavg)" \

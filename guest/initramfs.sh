@@ -12,6 +12,8 @@
 #
 # usage: guest/initramfs.sh base OUT.cpio
 #        guest/initramfs.sh module VARIANT OUT.cpio
+#        guest/initramfs.sh files [TOOL...]   (the host files base copies,
+#                                               and TOOLs with their libraries)
 set -euo pipefail
 . "$(dirname "$0")/../bench/lib.sh"
 # The archive records each entry's mode: directories made here get theirs
@@ -31,11 +33,34 @@ pack() {
 	mv "$out.tmp.$$" "$out"
 }
 
+# libs_of BIN: the shared libraries BIN loads, as the host resolves them
+# (none for a static one, which ldd fails on).
+libs_of() {
+	{ ldd "$1" 2>/dev/null || true; } | awk '/=> \// {print $3} /^\t\/lib/ {print $1}'
+}
+
+# tool_path TOOL: its host binary.
+tool_path() {
+	command -v "$1" || die "$1 not found on the host: run make deps"
+}
+
 copy_with_libs() {
 	local root=$1 bin=$2 lib
 	install -D -m 755 "$bin" "$root/bin/$(basename "$bin")"
-	for lib in $(ldd "$bin" 2>/dev/null | awk '/=> \// {print $3} /^\t\/lib/ {print $1}'); do
+	for lib in $(libs_of "$bin"); do
 		[ -e "$root$lib" ] || install -D -m 755 "$(realpath "$lib")" "$root$lib"
+	done
+}
+
+# host_files [TOOL...]: every host file the base image copies, and each
+# TOOL's binary with its libraries, one a line, for the versions of their
+# packages (bench/versions.sh).
+host_files() {
+	local tool path
+	for tool in $GUEST_TOOLS "$@"; do
+		path=$(tool_path "$tool")
+		echo "$path"
+		libs_of "$path"
 	done
 }
 
@@ -47,7 +72,7 @@ build_base() {
 	mkdir -p "$root"/{bin,dev,proc,sys,tmp,out,lib/mmlat} "$(dirname "$out")"
 	log "guest image: copying ${GUEST_TOOLS// /, } and their libraries"
 	for tool in $GUEST_TOOLS; do
-		path=$(command -v "$tool") || die "$tool not found on the host: run make deps"
+		path=$(tool_path "$tool")
 		copy_with_libs "$root" "$path"
 	done
 	for tool in $("$root/bin/busybox" --list); do
@@ -98,5 +123,6 @@ build_module() {
 case ${1:-} in
 base) [ $# -eq 2 ] || die "usage: $0 base OUT.cpio"; build_base "$(realpath -m "$2")" ;;
 module) [ $# -eq 3 ] || die "usage: $0 module VARIANT OUT.cpio"; build_module "$2" "$(realpath -m "$3")" ;;
-*) die "usage: $0 base OUT.cpio | module VARIANT OUT.cpio" ;;
+files) shift; host_files "$@" ;;
+*) die "usage: $0 base OUT.cpio | module VARIANT OUT.cpio | files [TOOL...]" ;;
 esac

@@ -197,6 +197,7 @@ STUBS = {
         touch "$d/System.map" "$d/config" "$d/bzImage"
         """),
     "guest/initramfs.sh": 'echo "$1" > "${!#}"\n',
+    "bench/versions.sh": 'echo \'{"icount_qemu": "stub", "packages": {}}\'\n',
     # ACCEL=auto: the probe's verdict
     "bench/accel.sh": "echo tcg-icount\n",
     # One line per boot in boots.log: the output dir and the guest job.

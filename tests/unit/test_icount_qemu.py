@@ -57,6 +57,8 @@ def test_one_vcpu_boots_the_pinned_qemu(matrix, tmp_path):
     assert meta["smp"] == 1
     assert meta["qemu_binary"] == str(tmp_path / "build/qemu-bpo/usr/bin/qemu-system-x86_64")
     assert meta["qemu"] == "QEMU emulator version 10.0.2 (fake)"
+    assert meta["versions"] == {"icount_qemu": "stub", "packages": {}}
+    assert set(meta["images"]) == {"base", "patch"}
 
 
 def test_tcg_mt_keeps_the_system_qemu(matrix):
