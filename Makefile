@@ -66,7 +66,7 @@ ANALYSIS = PYTHONPATH=analysis $(PYTHON) -m mmlat
 calibration_check = $(ANALYSIS) calibrate "$(1)" || true
 
 .PHONY: help deps check-variants bench kernels guest report compare calibrate check-kernels test \
-	test-unit test-integration clean distclean
+	test-unit test-integration reproduce clean distclean
 
 help:
 	@echo 'mmlat — compare scheduling latency and preempt-off windows of two kernels'
@@ -89,6 +89,9 @@ help:
 	@echo '                 per kind (|a-1| <= 1 %, b > 20 us fails) into calibration.json'
 	@echo '  make check-kernels  build $$(CHECK_VARIANTS) with lockdep, DEBUG_ATOMIC_SLEEP and'
 	@echo '                 DEBUG_VM, boot each under $$(CHECK_WORKLOADS); fail on any splat'
+	@echo '  make reproduce  rebuild the kernel and images of tests/reproduce/reference.json,'
+	@echo '                 rerun its boots; say per value identical or different, and'
+	@echo '                 which inputs (images, QEMU, package versions) differ'
 	@echo '  make deps       check/install the Debian packages'
 	@echo '  make clean      remove kernels, guest images and objects (keeps tree, ccache, results)'
 	@echo '  make distclean  also remove the unpacked and exported trees and ccache'
@@ -189,6 +192,9 @@ test-unit:
 
 test-integration:
 	@$(PYTHON) -m pytest -q tests/integration
+
+reproduce: deps
+	@$(PYTHON) bench/reproduce.py
 
 clean:
 	rm -rf build/kernels build/kernels-check build/guest build/trees build/config build/workloads build/accel-probe build/accel.json
