@@ -10,6 +10,8 @@ reference made on one machine holds on another exactly when the inputs do;
 where a value differs, the differing inputs say why.
 
   bench/reproduce.py [--reference FILE] [--run-id ID]   rerun and compare
+  bench/reproduce.py --run RUN_DIR [--reference FILE]   compare a run of the
+                                                        reference's job
   bench/reproduce.py --record [--reference FILE]        rerun, write FILE
 
 The reference (REFERENCE, JSON) holds the job (variant, tree, workloads,
@@ -235,6 +237,7 @@ def main(argv=None):
     ap.add_argument("--results-dir", default=os.environ.get("RESULTS_DIR",
                                                             os.path.join(ROOT, "results")))
     ap.add_argument("--job", help="with --record: the job as JSON (fields of Job)")
+    ap.add_argument("--run", help="compare this run (of the reference's job) instead of booting")
     a = ap.parse_args(argv)
     results_dir = os.path.abspath(a.results_dir)
     if a.record:
@@ -254,7 +257,7 @@ def main(argv=None):
         return 0
     with open(a.reference) as f:
         ref = Reference.from_json(f.read())
-    run_dir = run_boots(ref.job, a.run_id, results_dir)
+    run_dir = a.run or run_boots(ref.job, a.run_id, results_dir)
     lines, identical = compare(ref, inputs_of(run_dir, ref.job.variant),
                                boots_of(run_dir, ref.job))
     text = "\n".join(lines) + "\n"
