@@ -3,9 +3,11 @@
 # wrote. Never touches the host kernel: everything runs inside the VM.
 #
 # usage: bench/qemu.sh OUT_DIR KERNEL_DIR INITRD "JOB ARGS"
-#   env: ACCEL (kvm | tcg-icount | tcg-mt), SMP, MEM (MiB, default
-#   GUEST_MEM_MIB of bench/knobs.conf), ICOUNT_SHIFT, TIMEOUT (wall s)
-# Writes OUT_DIR/console.log, OUT_DIR/guest/ and OUT_DIR/boot.json
+#   env: ACCEL (kvm | tcg-icount | tcg-mt), SMP, GUEST_MEM_MIB,
+#   ICOUNT_SHIFT, CELL_TIMEOUT (wall s), ICOUNT_QEMU (bench/icount-qemu.sh):
+#   the orchestrator's (bench/plan/knobs.py)
+# Writes OUT_DIR/console.log, OUT_DIR/guest/ (what the guest shipped,
+# guest/ship.c) and OUT_DIR/boot.json
 # (status ok|failed, cause, wall_seconds, guest_seconds_to_runner, accel,
 # qemu_binary, qemu: the binary and its --version line).
 # Exit 0 when the guest runner reported ok, 1 when the boot failed (the
@@ -13,13 +15,11 @@
 # (a full disk: nothing is written, the caller stops the run), 143 when
 # stopped by a signal.
 set -euo pipefail
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
-. "$MMLAT_ROOT/bench/knobs.sh"
 
 [ $# -eq 4 ] || die "usage: $0 OUT_DIR KERNEL_DIR INITRD 'JOB ARGS'"
 out=$1 kdir=$2 initrd=$3 job=$4
-ACCEL=${ACCEL:-tcg-icount} SMP=${SMP:-1} MEM=${MEM:-$GUEST_MEM_MIB}
-TIMEOUT=${TIMEOUT:-300}
 # The results window (guest/ship.c): its size, the most a boot can ship
 # (a file QEMU maps, sparse: only what the guest writes takes room), and
 # where its data starts.
@@ -31,15 +31,16 @@ host_fault() { printf 'mmlat: error: %s\n' "$*" >&2; exit 2; }
 case $ACCEL in
 kvm) accel_args=(-accel kvm) ;;
 tcg-icount) accel_args=(-accel tcg -icount "shift=$ICOUNT_SHIFT,sleep=off") ;;
-tcg-mt) accel_args=(-accel tcg,thread=multi) ;;
+tcg-mt) accel_args=(-accel "tcg,thread=multi") ;;
 *) die "unknown ACCEL '$ACCEL' (kvm, tcg-icount, tcg-mt)" ;;
 esac
-# Every icount boot runs the pinned QEMU (bench/icount-qemu.sh), refused
+# Every icount boot runs the icount QEMU (bench/icount-qemu.sh), refused
 # with the reason rather than booted on another emulator; kvm and tcg-mt
 # the system's.
 qemu_bin=(qemu-system-x86_64)
 smp_append=
 if [ "$ACCEL" = tcg-icount ]; then
+	# shellcheck source=icount-qemu.sh
 	. "$MMLAT_ROOT/bench/icount-qemu.sh"
 	icount_qemu "$SMP" || die "SMP=$SMP with ACCEL=tcg-icount: $ICOUNT_QEMU_WHY"
 	qemu_bin=("${ICOUNT_QEMU_CMD[@]}")
@@ -69,11 +70,11 @@ window=$out/results.window
 rm -f "$window"
 # QEMU's option lists split at commas and read ",," as one: a cell named by
 # a workload's parameters (imap:n=16,s=1) has commas in its path.
-qemu=("${qemu_bin[@]}" "${accel_args[@]}" -smp "$SMP" -m "$MEM" -nodefaults
+qemu=("${qemu_bin[@]}" "${accel_args[@]}" -smp "$SMP" -m "$GUEST_MEM_MIB" -nodefaults
 	-display none -no-reboot -serial "file:$out/console.log"
 	-rtc "base=2000-01-01T00:00:00,clock=vm"
 	-object "memory-backend-file,id=results,mem-path=${window//,/,,},size=${SHIP_WINDOW_MIB}M,share=on"
-	-device ivshmem-plain,memdev=results
+	-device "ivshmem-plain,memdev=results"
 	-kernel "$kdir/bzImage" -initrd "$initrd"
 	-append "console=ttyS0 panic=-1 oops=panic quiet loglevel=4$smp_append $job")
 printf '%q ' "${qemu[@]}" > "$out/qemu.cmdline" || host_fault "cannot write $out/qemu.cmdline"
@@ -84,7 +85,7 @@ rc=0
 # the group stops QEMU too; it runs in the background so that this trap
 # runs at once: a signal here (the matrix stopping, or its parent-death
 # signal) ends QEMU and leaves no record of the boot.
-timeout --foreground --kill-after=5 "$TIMEOUT" "${qemu[@]}" > "$out/qemu.log" 2>&1 &
+timeout --foreground --kill-after=5 "$CELL_TIMEOUT" "${qemu[@]}" > "$out/qemu.log" 2>&1 &
 qemu_pid=$!
 trap 'kill -TERM "$qemu_pid" 2>/dev/null; wait "$qemu_pid"; exit 143' INT TERM HUP
 wait "$qemu_pid" || rc=$?
@@ -99,7 +100,7 @@ if grep -q 'mmlat-runner: FAIL' "$con"; then
 elif splat=$(first_splat "$con"); then
 	cause="kernel: $splat"
 elif [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
-	cause="hang: no result within ${TIMEOUT}s wall time (last console line: $(tail -n 1 "$con" | tr -d '\r'))"
+	cause="hang: no result within ${CELL_TIMEOUT}s wall time (last console line: $(tail -n 1 "$con" | tr -d '\r'))"
 elif [ $rc -ne 0 ]; then
 	cause="qemu exited with $rc: $(tail -n 1 "$out/qemu.log")"
 elif ! grep -q 'mmlat-runner: done' "$con"; then
@@ -112,8 +113,6 @@ fi
 rm -rf "$out/guest"
 mkdir -p "$out/guest"
 if [ "$(head -c 8 "$window" 2>/dev/null)" != mmlatres ]; then
-	[ "$(free_mib "$out")" -ge 64 ] ||
-		host_fault "no space left on device for the guest's results in $out"
 	[ -n "$cause" ] || cause="the guest shipped no results"
 elif ! length=$(od -An -t u8 -j 8 -N 8 "$window" | tr -d ' ') ||
      ! dd if="$window" iflag=skip_bytes,count_bytes skip="$SHIP_DATA_OFFSET" count="$length" \
@@ -132,8 +131,10 @@ rm -f "$window" "$out/tar.log"
 runner_start=$(sed -n 's/.*mmlat-runner: start uptime=\([0-9.]*\).*/\1/p' "$con" | head -n 1)
 status=ok
 [ -z "$cause" ] || status=failed
-record write status="$status" cause="$cause" wall_seconds:="$wall" \
+if ! record write status="$status" cause="$cause" wall_seconds:="$wall" \
 	guest_seconds_to_runner:="${runner_start:-null}" accel="$ACCEL" \
-	qemu_binary="${qemu_bin[0]}" qemu="$qemu_version" > "$out/boot.json.tmp" &&
-	mv "$out/boot.json.tmp" "$out/boot.json" || host_fault "cannot write $out/boot.json"
+	qemu_binary="${qemu_bin[0]}" qemu="$qemu_version" > "$out/boot.json.tmp" ||
+   ! mv "$out/boot.json.tmp" "$out/boot.json"; then
+	host_fault "cannot write $out/boot.json"
+fi
 [ -z "$cause" ] || { log "boot failed: $cause"; exit 1; }

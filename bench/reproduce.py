@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """make reproduce: rerun the boots of a committed reference and say, field
 by field, whether this machine gets the same numbers, and which of the
 inputs (kernel, guest image, QEMU, package versions) differ.
@@ -9,17 +8,14 @@ seed are byte-identical (tests/integration/test_reproducible.py). So a
 reference made on one machine holds on another exactly when the inputs do;
 where a value differs, the differing inputs say why.
 
-  bench/reproduce.py [--reference FILE] [--run-id ID]   rerun and compare
-  bench/reproduce.py --run RUN_DIR [--reference FILE]   compare a run of the
-                                                        reference's job
-  bench/reproduce.py --record [--reference FILE]        rerun, write FILE
+  PYTHONPATH=analysis:bench python3 bench/reproduce.py [--reference FILE] [--run-id ID]
+      rerun the reference's job through the orchestrator and compare
+  ... --run RUN_DIR     compare a run of the reference's job instead
+  ... --record [--job JSON]   rerun, and write the reference
 
-The reference (REFERENCE, JSON) holds the job (variant, tree, workloads,
-repeats, duration, TRACE), what it ran on (config, kernel, System.map and
-initramfs sha256, QEMU, the versions of bench/versions.sh) and per boot
-the values of boot_values(). Exit 0 when every boot value is identical,
-1 when one differs, 2 when the boots could not run.
-"""
+The reference (REFERENCE, JSON) holds the job, what it ran on (Inputs)
+and per boot the values of boot_values(). Exit 0 when every boot value is
+identical, 1 when one differs, 2 when the boots could not run."""
 import argparse
 import hashlib
 import json
@@ -27,34 +23,33 @@ import os
 import subprocess
 import sys
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "analysis"))
+from mmlat import endpoints, load, parse, records, stats
+from plan import knobs
+from plan.model import Record, Versions
 
-from mmlat import endpoints, load, parse, stats  # noqa: E402
-
-REFERENCE = os.path.join(ROOT, "tests", "reproduce", "reference.json")
-PYTHON = "/usr/bin/python3"
+REFERENCE = os.path.join(knobs.ROOT, "tests", "reproduce", "reference.json")
 
 
-@dataclass
-class Job:
-    """What the reference boots: run-matrix knobs, pinned so that a change
-    of a default does not change the reproduction."""
+@dataclass(frozen=True)
+class Job(Record):
+    """What the reference boots, every knob that decides it pinned, so that
+    a change of a default does not change the reproduction."""
     variant: str
     tree: str
-    workloads: list
+    workloads: list[str]
     repeat: int
     duration: int
     trace: str
 
     def env(self, run_id, results_dir):
-        return dict(os.environ, VARIANTS=self.variant, TREE=self.tree,
-                    WORKLOADS=" ".join(self.workloads), SWEEP="", STEPS="all",
-                    REPEAT=str(self.repeat), DURATION=str(self.duration), TRACE=self.trace,
-                    KSRC="", CROSS="no", CALIB="", ACCEL="tcg-icount", SMP="1", RUN_ID=run_id,
-                    RESULTS_DIR=results_dir, FLAVOR="bench")
+        return dict(os.environ, PYTHONPATH="analysis:bench", VARIANTS=self.variant,
+                    TREE=self.tree, WORKLOADS=" ".join(self.workloads), SWEEP="",
+                    STEPS="all", REPEAT=str(self.repeat), DURATION=str(self.duration),
+                    TRACE=self.trace, KSRC="", CROSS="no", CALIB="", ACCEL="tcg-icount",
+                    SMP="1", ICOUNT_QEMU="", FLAVOR="bench", RUN_ID=run_id,
+                    RESULTS_DIR=results_dir)
 
 
 # The inputs compared as a whole, each a field of Inputs; versions are
@@ -63,55 +58,47 @@ INPUT_FIELDS = ("config_sha256", "bzimage_sha256", "system_map_sha256",
                 "base_initramfs_sha256", "initrd_sha256", "qemu")
 
 
-@dataclass
-class Inputs:
+@dataclass(frozen=True)
+class Inputs(Record):
     """What a run's boots were made from."""
     config_sha256: str
     bzimage_sha256: str
     system_map_sha256: str
     base_initramfs_sha256: str
     initrd_sha256: str
-    qemu: str
-    versions: dict
+    qemu: str                   # the icount QEMU's --version line
+    versions: Versions
 
     def differences(self, other):
         """(name, this, other) for each input that differs; the package
         versions one by one."""
         out = [(k, getattr(self, k), getattr(other, k)) for k in INPUT_FIELDS
                if getattr(self, k) != getattr(other, k)]
-        if self.versions.get("icount_qemu") != other.versions.get("icount_qemu"):
-            out.append(("icount QEMU package", self.versions.get("icount_qemu"),
-                        other.versions.get("icount_qemu")))
-        mine = self.versions.get("packages", {})
-        theirs = other.versions.get("packages", {})
+        mine, theirs = self.versions.packages, other.versions.packages
         for p in sorted(set(mine) | set(theirs)):
             if mine.get(p) != theirs.get(p):
                 out.append(("package " + p, mine.get(p, "(none)"), theirs.get(p, "(none)")))
         return out
 
 
-@dataclass
-class Boot:
-    """One boot's values: key is workload/boot/rN, values {field: value}."""
+@dataclass(frozen=True)
+class BootValues(Record):
+    """One boot's values: key is workload/boot/rN."""
     key: str
-    values: dict
+    values: dict[str, int | float | str]
 
 
 @dataclass
-class Reference:
+class Reference(Record):
     job: Job
     inputs: Inputs
-    boots: list = field(default_factory=list)
+    boots: list[BootValues] = field(default_factory=list)
     made: str = ""
 
-    def to_json(self):
-        return json.dumps(asdict(self), indent=1, sort_keys=False) + "\n"
 
-    @classmethod
-    def from_json(cls, text):
-        d = json.loads(text)
-        return cls(job=Job(**d["job"]), inputs=Inputs(**d["inputs"]),
-                   boots=[Boot(**b) for b in d["boots"]], made=d.get("made", ""))
+def fail(message):
+    sys.stderr.write("mmlat: error: %s\n" % message)
+    raise SystemExit(2)
 
 
 def sha256(path):
@@ -123,27 +110,27 @@ def sha256(path):
 
 
 def run_boots(job, run_id, results_dir):
-    """The job's boots through bench/run-matrix.sh (kernel, images, QEMU as
+    """The job's boots through the orchestrator (kernel, images, QEMU as
     make bench makes them); returns the run directory."""
-    proc = subprocess.run(["bash", os.path.join(ROOT, "bench", "run-matrix.sh")],
-                          env=job.env(run_id, results_dir), cwd=ROOT)
+    proc = subprocess.run(["/usr/bin/python3", "-m", "orchestrator", "run"],
+                          env=job.env(run_id, results_dir), cwd=knobs.ROOT)
     if proc.returncode:
-        raise SystemExit("mmlat: error: the reference boots did not run (run-matrix exit %d)"
-                         % proc.returncode)
+        fail("the reference boots did not run (the orchestrator's exit status %d)"
+             % proc.returncode)
     return os.path.join(results_dir, run_id)
 
 
 def inputs_of(run_dir, variant):
-    with open(os.path.join(run_dir, "meta.json")) as f:
-        meta = json.load(f)
-    images = meta["images"][variant]
-    return Inputs(config_sha256=meta["configs"][variant],
-                  bzimage_sha256=images["bzimage_sha256"],
+    meta = records.read_meta(run_dir)
+    if variant not in meta.images:
+        fail("%s records no images of %s (a run made before mmlat recorded them)"
+             % (run_dir, variant))
+    image = meta.images[variant]
+    return Inputs(config_sha256=meta.configs[variant], bzimage_sha256=image.bzimage_sha256,
                   system_map_sha256=sha256(os.path.join(run_dir, "kernels", variant,
                                                         "System.map")),
-                  base_initramfs_sha256=meta["initramfs_sha256"],
-                  initrd_sha256=images["initrd_sha256"],
-                  qemu=meta["qemu"], versions=meta["versions"])
+                  base_initramfs_sha256=meta.initramfs_sha256,
+                  initrd_sha256=image.initrd_sha256, qemu=meta.qemu, versions=meta.versions)
 
 
 def _counts(recs):
@@ -156,22 +143,21 @@ def _counts(recs):
     return out
 
 
-def boot_values(run_dir, variant, workload, boot, rep):
+def boot_values(run_dir, trace, variant, workload, boot, rep):
     """The values a reproduction compares, of one boot: hashes of the
     guest's raw files (byte for byte) and the figures read from them."""
     cell_dir = os.path.join(run_dir, "cells", variant, workload, boot, "r%d" % rep)
     guest = os.path.join(cell_dir, "guest")
-    with open(os.path.join(cell_dir, "cell.json")) as f:
-        status = json.load(f)["status"]
-    values = {"status": status}
+    record = records.read_cell(os.path.join(cell_dir, "cell.json"))
+    values = {"status": record.result.status}
     for name in ("cyclictest.hist", "workload.txt", "dmesg.txt",
                  "windows/windows.txt", "windows/locks.txt"):
         path = os.path.join(guest, name)
         if os.path.exists(path):
             values[name + " sha256"] = sha256(path)
-    if status != "ok":
+    if record.result.status != "ok":
         return values
-    cell = load.load_cell(run_dir, variant, workload, boot, rep, cell_dir)
+    cell = load.load_cell(run_dir, record, cell_dir, trace)
     if boot == "clean":
         summary = stats.summarize_hist(cell["lat_hist"])
         for name in ("count", "p50", "p99", "p99.9", "max"):
@@ -190,7 +176,8 @@ def boot_values(run_dir, variant, workload, boot, rep):
 
 
 def boots_of(run_dir, job):
-    return [Boot("%s/%s/r%d" % (w, b, r), boot_values(run_dir, job.variant, w, b, r))
+    return [BootValues("%s/%s/r%d" % (w, b, r),
+                       boot_values(run_dir, job.trace, job.variant, w, b, r))
             for r in range(1, job.repeat + 1) for w in job.workloads
             for b in ("clean", "traced") if b == "clean" or job.trace != "none"]
 
@@ -207,8 +194,8 @@ def compare(ref, now_inputs, now_boots):
         lines.append("  versions that differ (reference -> here):")
         lines += ["    %s: %s -> %s" % d for d in versions]
     else:
-        lines.append("  versions                 identical (%d packages and the icount QEMU)"
-                     % len(ref.inputs.versions.get("packages", {})))
+        lines.append("  versions                 identical (%d packages)"
+                     % len(ref.inputs.versions.packages))
     now = {b.key: b.values for b in now_boots}
     same = total = 0
     lines.append("Boots (field: identical, or reference -> here):")
@@ -228,6 +215,17 @@ def compare(ref, now_inputs, now_boots):
     return lines, same == total
 
 
+def read_reference(path):
+    with open(path) as f:
+        return Reference.from_json(json.load(f))
+
+
+def write_reference(path, ref):
+    with open(path, "w") as f:
+        json.dump(ref.to_json(), f, indent=1)
+        f.write("\n")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="reproduce", description=__doc__.split("\n\n")[0])
     ap.add_argument("--reference", default=REFERENCE)
@@ -235,28 +233,21 @@ def main(argv=None):
                     help="write the reference from a fresh run instead of comparing")
     ap.add_argument("--run-id", default="reproduce-" + time.strftime("%Y%m%d-%H%M%S"))
     ap.add_argument("--results-dir", default=os.environ.get("RESULTS_DIR",
-                                                            os.path.join(ROOT, "results")))
+                                                            os.path.join(knobs.ROOT, "results")))
     ap.add_argument("--job", help="with --record: the job as JSON (fields of Job)")
     ap.add_argument("--run", help="compare this run (of the reference's job) instead of booting")
     a = ap.parse_args(argv)
     results_dir = os.path.abspath(a.results_dir)
     if a.record:
-        if a.job:
-            job = Job(**json.loads(a.job))
-        else:
-            with open(a.reference) as f:
-                job = Reference.from_json(f.read()).job
+        job = Job.from_json(json.loads(a.job)) if a.job else read_reference(a.reference).job
         run_dir = run_boots(job, a.run_id, results_dir)
-        with open(os.path.join(run_dir, "meta.json")) as f:
-            host = json.load(f).get("host_cpu", "an unknown CPU")
+        host = records.read_meta(run_dir).host_cpu
         ref = Reference(job, inputs_of(run_dir, job.variant), boots_of(run_dir, job),
                         made="%s on %s" % (time.strftime("%Y-%m-%d", time.gmtime()), host))
-        with open(a.reference, "w") as f:
-            f.write(ref.to_json())
+        write_reference(a.reference, ref)
         print("reference of %d boots written to %s" % (len(ref.boots), a.reference))
         return 0
-    with open(a.reference) as f:
-        ref = Reference.from_json(f.read())
+    ref = read_reference(a.reference)
     run_dir = a.run or run_boots(ref.job, a.run_id, results_dir)
     lines, identical = compare(ref, inputs_of(run_dir, ref.job.variant),
                                boots_of(run_dir, ref.job))
