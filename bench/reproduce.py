@@ -17,7 +17,6 @@ The reference (REFERENCE, JSON) holds the job, what it ran on (Inputs)
 and per boot the values of boot_values(). Exit 0 when every boot value is
 identical, 1 when one differs, 2 when the boots could not run."""
 import argparse
-import hashlib
 import json
 import os
 import subprocess
@@ -26,6 +25,7 @@ import time
 from dataclasses import dataclass, field
 
 from mmlat import endpoints, load, parse, records, stats
+from orchestrator.images import sha256
 from plan import knobs
 from plan.model import Record, Versions
 
@@ -99,14 +99,6 @@ class Reference(Record):
 def fail(message):
     sys.stderr.write("mmlat: error: %s\n" % message)
     raise SystemExit(2)
-
-
-def sha256(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def run_boots(job, run_id, results_dir):

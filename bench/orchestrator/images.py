@@ -48,18 +48,19 @@ class Images:
                 shutil.copyfile(self.base, self.initrd(v))
 
     def base_sha256(self):
-        return _sha256(self.base)
+        return sha256(self.base)
 
     def booted(self, variants):
         """{variant: Image} of what its boots boot."""
-        return {v: Image(bzimage_sha256=_sha256(self.kernel(v)),
-                         initrd_sha256=_sha256(self.initrd(v))) for v in variants}
+        return {v: Image(bzimage_sha256=sha256(self.kernel(v)),
+                         initrd_sha256=sha256(self.initrd(v))) for v in variants}
 
     def remove(self):
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-def _sha256(path):
+def sha256(path):
+    """The file's sha256, hex."""
     h = hashlib.sha256()
     with open(path, "rb") as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):
