@@ -62,8 +62,8 @@ def resolve(values, kernel, initrd):
     # virtual time: it defaults to one vCPU, the other modes to 2.
     smp = int(values["SMP"] or (1 if accel == "tcg-icount" else 2))
     binary = qemu.SYSTEM
-    if qemu.smp_icount(str(smp), accel):
-        binary, why = qemu.smp_qemu()
+    if accel == "tcg-icount":
+        binary, why = qemu.icount_qemu(smp)
         if why:
             raise Refused("SMP=%d with ACCEL=tcg-icount: %s" % (smp, why))
     return Machine(accel=accel, smp=smp, qemu_binary=binary, qemu=qemu.version_line(binary),
