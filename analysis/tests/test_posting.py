@@ -51,17 +51,15 @@ def test_section_says_what_a_guest_microsecond_is(section):
             "microsecond") in flat
 
 
-def test_command_from_the_knobs_when_meta_records_none(stepped, section):
-    words, recorded = render_posting.command_words(stepped)
-    assert not recorded
+def test_command_from_the_knobs_and_the_recorded_commit(stepped, section):
+    words = render_posting.command_words(stepped)
     assert words == ["make", "bench", "BASELINE=baseline", "PATCHED=patched",
                      'VARIANTS="baseline patched.1 patched"', 'WORKLOADS="munmap truncate"',
                      "REPEAT=4", "ACCEL=tcg-icount"]
-    assert "records no command line; its knobs as one" in " ".join(section.split())
-    recorded = model.RunInfo(command=["make", "bench", "REPEAT=4"], mmlat_commit="abc123")
-    stated = render_posting.how_section(
-        dataclasses.replace(stepped, run=recorded))
-    assert "Command (mmlat abc123):" in stated and "  make bench REPEAT=4" in stated
+    assert "knobs as one command (mmlat commit not recorded)" in " ".join(section.split())
+    stated = "\n".join(render_posting.how_section(dataclasses.replace(
+        stepped, run=dataclasses.replace(stepped.run, mmlat_commit="abc123"))))
+    assert "(mmlat abc123):\n  make bench BASELINE=baseline" in stated
 
 
 def test_a_long_command_breaks_inside_its_quotes():

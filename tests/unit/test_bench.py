@@ -692,3 +692,20 @@ def test_every_guest_knob_reaches_the_guest_job(matrix):
         + ["mmlat.%s=%s" % (k.job_key, values[k.name]) for k in knobs.KNOBS if k.job_key]
         + ["mmlat.seed=1"])
     assert "mmlat.trace=windows" in jobs["t/cells/base/munmap/traced/.r1.tmp"]
+
+
+def test_meta_names_the_mmlat_commit_and_uncommitted_changes(tmp_path, monkeypatch):
+    from orchestrator import records
+    from plan import knobs
+    monkeypatch.setattr(knobs, "ROOT", str(tmp_path))
+    assert records.mmlat_commit() == ""
+    git = ["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run(git + ["init", "-q"], check=True)
+    (tmp_path / "Makefile").write_text("all:\n")
+    subprocess.run(git + ["add", "Makefile"], check=True)
+    subprocess.run(git + ["commit", "-q", "-m", "m"], check=True)
+    head = subprocess.run(git + ["rev-parse", "HEAD"], capture_output=True, text=True,
+                          check=True).stdout.strip()
+    assert records.mmlat_commit() == head
+    (tmp_path / "Makefile").write_text("all:\n\ttrue\n")
+    assert records.mmlat_commit() == head + "-dirty"
