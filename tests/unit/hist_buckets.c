@@ -11,10 +11,9 @@
  *                                     every bucket's edges, and of the
  *                                     largest ones
  */
-#include <stdint.h>
 #include <stdio.h>
 
-typedef uint64_t u64;
+typedef unsigned long long u64;
 
 static inline int fls64(u64 x)
 {
@@ -25,7 +24,7 @@ static inline int fls64(u64 x)
 
 static void print_bucket(unsigned int sb, u64 ns)
 {
-	printf("bucket %u %llu %u\n", sb, (unsigned long long)ns,
+	printf("bucket %u %llu %u\n", sb, ns,
 	       mmlat_hist_bucket(ns, sb));
 }
 
@@ -37,7 +36,7 @@ static void print_resolution(unsigned int sb)
 	for (b = 0; b < n; b++) {
 		u64 lo = mmlat_hist_lo(b, sb);
 
-		printf("lo %u %u %llu\n", sb, b, (unsigned long long)lo);
+		printf("lo %u %u %llu\n", sb, b, lo);
 		if (lo)
 			print_bucket(sb, lo - 1);
 		print_bucket(sb, lo);
@@ -45,7 +44,7 @@ static void print_resolution(unsigned int sb)
 	}
 	print_bucket(sb, (1ULL << MMLAT_HIST_MAX_LOG) - 1);
 	print_bucket(sb, 1ULL << MMLAT_HIST_MAX_LOG);
-	print_bucket(sb, UINT64_MAX);
+	print_bucket(sb, ~0ULL);
 }
 
 int main(void)

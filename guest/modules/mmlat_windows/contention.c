@@ -9,24 +9,23 @@
 
 #include "mmlat_windows.h"
 
-void notrace mw_contention_begin(void *data, void *lock, unsigned int flags)
+static __always_inline void mw_contention(void *lock, bool acquired)
 {
 	u64 now;
 
 	if (!READ_ONCE(mw_enabled) || in_nmi())
 		return;
 	now = local_clock();
-	mw_spin_wait_begin(lock, now);
-	mw_sleep_wait_begin(lock, now);
+	mw_spin_wait(lock, now, acquired);
+	mw_sleep_wait(lock, now, acquired);
+}
+
+void notrace mw_contention_begin(void *data, void *lock, unsigned int flags)
+{
+	mw_contention(lock, false);
 }
 
 void notrace mw_contention_end(void *data, void *lock, int ret)
 {
-	u64 now;
-
-	if (!READ_ONCE(mw_enabled) || in_nmi())
-		return;
-	now = local_clock();
-	mw_spin_wait_end(lock, now);
-	mw_sleep_wait_end(lock, now);
+	mw_contention(lock, true);
 }

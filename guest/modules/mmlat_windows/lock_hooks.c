@@ -82,10 +82,30 @@ static void notrace mw_spin_unlock_hook(unsigned long ip,
 	raw_local_irq_restore(flags);
 }
 
-static __always_inline void mw_sleep_lock_hook(unsigned long parent_ip,
-					       struct ftrace_regs *fregs,
-					       int mode)
+/*
+ * The hooked functions.  No FTRACE_OPS_FL_RECURSION: that flag asks ftrace
+ * to call the hook through ftrace_ops_assist_func(), a recursion guard
+ * whose preempt_enable_notrace() may reschedule from inside every lock
+ * call.  The hooks call nothing these ops trace; the one way back in is
+ * their last preempt_enable_notrace() rescheduling into a spinlock, once
+ * their state is consistent.  Only the families the kernel's i_mmap and
+ * anon_vma locks use are hooked (the spinlock always, for the PTE lock);
+ * mode is how the function takes its lock.
+ */
+struct mw_lock_hook {
+	const char *func;
+	int family, mode;
+	struct ftrace_ops ops;
+	bool registered;
+};
+
+/* mutex_lock, down_write, down_read: a hold of the hook's mode */
+static void notrace mw_sleep_lock_hook(unsigned long ip,
+				       unsigned long parent_ip,
+				       struct ftrace_ops *op,
+				       struct ftrace_regs *fregs)
 {
+	int mode = container_of(op, struct mw_lock_hook, ops)->mode;
 	unsigned long flags, site;
 
 	mw_hook_enter(flags);
@@ -95,30 +115,6 @@ static __always_inline void mw_sleep_lock_hook(unsigned long parent_ip,
 			mw_sleep_hold_begin(hook_lock(fregs), site, mode);
 	}
 	mw_hook_exit(flags);
-}
-
-static void notrace mw_mutex_lock_hook(unsigned long ip,
-				       unsigned long parent_ip,
-				       struct ftrace_ops *op,
-				       struct ftrace_regs *fregs)
-{
-	mw_sleep_lock_hook(parent_ip, fregs, MW_MUTEX);
-}
-
-static void notrace mw_down_write_hook(unsigned long ip,
-				       unsigned long parent_ip,
-				       struct ftrace_ops *op,
-				       struct ftrace_regs *fregs)
-{
-	mw_sleep_lock_hook(parent_ip, fregs, MW_RWSEM_W);
-}
-
-static void notrace mw_down_read_hook(unsigned long ip,
-				      unsigned long parent_ip,
-				      struct ftrace_ops *op,
-				      struct ftrace_regs *fregs)
-{
-	mw_sleep_lock_hook(parent_ip, fregs, MW_RWSEM_R);
 }
 
 /* mutex_unlock, up_write, up_read: by (task, lock), so any caller */
@@ -140,35 +136,19 @@ static void notrace mw_sleep_unlock_hook(unsigned long ip,
 	mw_hook_exit(flags);
 }
 
-/*
- * The hooked functions.  No FTRACE_OPS_FL_RECURSION: that flag asks ftrace
- * to call the hook through ftrace_ops_assist_func(), a recursion guard
- * whose preempt_enable_notrace() may reschedule from inside every lock
- * call.  The hooks call nothing these ops trace; the one way back in is
- * their last preempt_enable_notrace() rescheduling into a spinlock, once
- * their state is consistent.  Only the families the kernel's i_mmap and
- * anon_vma locks use are hooked (the spinlock always, for the PTE lock).
- */
-struct mw_lock_hook {
-	const char *func;
-	int family;
-	struct ftrace_ops ops;
-	bool registered;
-};
-
-#define LOCK_HOOK(fn, fam, cb)						\
-	{ .func = fn, .family = fam,					\
+#define LOCK_HOOK(fn, fam, md, cb)					\
+	{ .func = fn, .family = fam, .mode = md,			\
 	  .ops = { .func = cb } }
 
 static struct mw_lock_hook lock_hooks[] = {
-	LOCK_HOOK("_raw_spin_lock", MW_SPIN, mw_spin_lock_hook),
-	LOCK_HOOK("_raw_spin_unlock", MW_SPIN, mw_spin_unlock_hook),
-	LOCK_HOOK("mutex_lock", MW_MUTEX, mw_mutex_lock_hook),
-	LOCK_HOOK("mutex_unlock", MW_MUTEX, mw_sleep_unlock_hook),
-	LOCK_HOOK("down_write", MW_RWSEM_W, mw_down_write_hook),
-	LOCK_HOOK("down_read", MW_RWSEM_W, mw_down_read_hook),
-	LOCK_HOOK("up_write", MW_RWSEM_W, mw_sleep_unlock_hook),
-	LOCK_HOOK("up_read", MW_RWSEM_W, mw_sleep_unlock_hook),
+	LOCK_HOOK("_raw_spin_lock", MW_SPIN, MW_SPIN, mw_spin_lock_hook),
+	LOCK_HOOK("_raw_spin_unlock", MW_SPIN, MW_SPIN, mw_spin_unlock_hook),
+	LOCK_HOOK("mutex_lock", MW_MUTEX, MW_MUTEX, mw_sleep_lock_hook),
+	LOCK_HOOK("mutex_unlock", MW_MUTEX, MW_MUTEX, mw_sleep_unlock_hook),
+	LOCK_HOOK("down_write", MW_RWSEM_W, MW_RWSEM_W, mw_sleep_lock_hook),
+	LOCK_HOOK("down_read", MW_RWSEM_W, MW_RWSEM_R, mw_sleep_lock_hook),
+	LOCK_HOOK("up_write", MW_RWSEM_W, MW_RWSEM_W, mw_sleep_unlock_hook),
+	LOCK_HOOK("up_read", MW_RWSEM_W, MW_RWSEM_R, mw_sleep_unlock_hook),
 };
 
 static bool mw_hook_wanted(const struct mw_lock_hook *lh)

@@ -29,8 +29,8 @@ struct mw_lock_user mw_users[MAX_USERS];
 int mw_nr_users, mw_nr_missing;
 static char *extra_sites;
 
-/* Address and size of a kernel function, or an error. */
-int mw_func_range(const char *name, unsigned long *start, unsigned long *size)
+/* The text of a kernel function, [start, end), or an error. */
+int mw_func_range(const char *name, unsigned long *start, unsigned long *end)
 {
 	/*
 	 * A disabled probe is never armed: it is only a name lookup, as
@@ -39,7 +39,7 @@ int mw_func_range(const char *name, unsigned long *start, unsigned long *size)
 	struct kprobe kp = { .symbol_name = name,
 			     .flags = KPROBE_FLAG_DISABLED };
 	char buf[KSYM_SYMBOL_LEN];
-	unsigned long off;
+	unsigned long off, size;
 	char *slash;
 	int ret;
 
@@ -51,23 +51,24 @@ int mw_func_range(const char *name, unsigned long *start, unsigned long *size)
 	sprint_symbol(buf, *start);
 	strreplace(buf, ' ', '\0');	/* a module's: "f+0x0/0x40 [mod]" */
 	slash = strrchr(buf, '/');
-	if (!slash || kstrtoul(slash + 1, 16, size))
+	if (!slash || kstrtoul(slash + 1, 16, &size))
 		return -EINVAL;
 	*slash = '\0';
 	/* the kprobe may sit past the entry (e.g. after an endbr) */
 	slash = strrchr(buf, '+');
 	if (slash && !kstrtoul(slash + 1, 16, &off))
 		*start -= off;
+	*end = *start + size;
 	return 0;
 }
 
 static void mw_add_user(const char *name)
 {
 	struct mw_lock_user *u;
-	unsigned long start, size;
+	unsigned long start, end;
 	int i;
 
-	if (mw_func_range(name, &start, &size)) {
+	if (mw_func_range(name, &start, &end)) {
 		mw_nr_missing++;
 		return;
 	}
@@ -81,7 +82,7 @@ static void mw_add_user(const char *name)
 	}
 	u = &mw_users[mw_nr_users++];
 	u->start = start;
-	u->end = start + size;
+	u->end = end;
 	u->name = name;
 	u->through = false;
 	for (i = 0; lock_through[i]; i++)

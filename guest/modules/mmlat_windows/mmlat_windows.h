@@ -172,7 +172,7 @@ extern struct mw_lock_user mw_users[];
 extern int mw_nr_users, mw_nr_missing;
 
 int mw_func_range(const char *name, unsigned long *start,
-		  unsigned long *size);
+		  unsigned long *end);
 int mw_users_init(void);
 void mw_users_free(void);
 
@@ -281,8 +281,7 @@ struct mw_held *mw_spin_hold_claim(void *lock, unsigned long ret, int kind,
 				   bool opened, u64 ts);
 struct mw_held *mw_spin_hold_begin(void *lock, unsigned long ret);
 void mw_spin_hold_end(void *lock, u64 now);
-void mw_spin_wait_begin(void *lock, u64 now);
-void mw_spin_wait_end(void *lock, u64 now);
+void mw_spin_wait(void *lock, u64 now, bool acquired);
 void mw_spin_holds_in_flight(u64 *held);
 
 /*
@@ -318,8 +317,7 @@ extern atomic64_t mw_slot_overflow;
 
 void mw_sleep_hold_begin(void *lock, unsigned long ret, int mode);
 void mw_sleep_hold_end(void *lock, u64 now);
-void mw_sleep_wait_begin(void *lock, u64 now);
-void mw_sleep_wait_end(void *lock, u64 now);
+void mw_sleep_wait(void *lock, u64 now, bool acquired);
 void mw_sleep_holds_in_flight(u64 *held);
 
 /* ---------------------------------------------------------------- waits */

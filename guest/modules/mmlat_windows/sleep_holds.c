@@ -104,27 +104,22 @@ void mw_sleep_hold_end(void *lock, u64 now)
 	mw_sleep_free(sh);
 }
 
-/* The current task began to wait for a lock it holds a slot for. */
-void mw_sleep_wait_begin(void *lock, u64 now)
+/*
+ * The current task waits for a lock it holds a slot for, or has acquired
+ * it after the wait: the hold starts then.
+ */
+void mw_sleep_wait(void *lock, u64 now, bool acquired)
 {
 	struct mw_sleep_hold *sh;
 
 	if (!atomic_read(&mw_nr_sleep_open))
 		return;
 	sh = mw_sleep_slot(lock);
-	if (sh)
+	if (!sh)
+		return;
+	if (!acquired)
 		sh->wait_begin = now;
-}
-
-/* ... and has the lock: the hold starts now. */
-void mw_sleep_wait_end(void *lock, u64 now)
-{
-	struct mw_sleep_hold *sh;
-
-	if (!atomic_read(&mw_nr_sleep_open))
-		return;
-	sh = mw_sleep_slot(lock);
-	if (sh && sh->wait_begin)
+	else if (sh->wait_begin)
 		sh->acquired = now;
 }
 

@@ -18,14 +18,8 @@ unsigned long mw_spin_lock_start, mw_spin_lock_end;
 /* The text of _raw_spin_lock, where a window opened by a lock call starts. */
 int mw_spin_holds_init(void)
 {
-	unsigned long size;
-	int ret;
-
-	ret = mw_func_range("_raw_spin_lock", &mw_spin_lock_start, &size);
-	if (ret)
-		return ret;
-	mw_spin_lock_end = mw_spin_lock_start + size;
-	return 0;
+	return mw_func_range("_raw_spin_lock", &mw_spin_lock_start,
+			     &mw_spin_lock_end);
 }
 
 /*
@@ -142,32 +136,27 @@ void mw_spin_hold_end(void *lock, u64 now)
 }
 
 /*
- * A lock this CPU holds a slot for is contended: its hold starts when the
- * wait ends.  From a tracepoint probe, so irqs are turned off here.
+ * A lock this CPU holds a slot for is contended: the wait begins, or it
+ * ends with the lock acquired, where the hold starts.  From a tracepoint
+ * probe, so irqs are turned off here.
  */
-void mw_spin_wait_begin(void *lock, u64 now)
+void mw_spin_wait(void *lock, u64 now, bool acquired)
 {
 	struct mw_lock_cpu *lc = this_cpu_ptr(&mw_lock_cpu);
 	unsigned long flags;
 	int i;
 
 	raw_local_irq_save(flags);
-	for (i = 0; i < MW_HELD_SLOTS; i++)
-		if (lc->held[i].lock == lock)
-			lc->held[i].wait_begin = now;
-	raw_local_irq_restore(flags);
-}
+	for (i = 0; i < MW_HELD_SLOTS; i++) {
+		struct mw_held *h = &lc->held[i];
 
-void mw_spin_wait_end(void *lock, u64 now)
-{
-	struct mw_lock_cpu *lc = this_cpu_ptr(&mw_lock_cpu);
-	unsigned long flags;
-	int i;
-
-	raw_local_irq_save(flags);
-	for (i = 0; i < MW_HELD_SLOTS; i++)
-		if (lc->held[i].lock == lock && lc->held[i].wait_begin)
-			lc->held[i].acquired = now;
+		if (h->lock != lock)
+			continue;
+		if (!acquired)
+			h->wait_begin = now;
+		else if (h->wait_begin)
+			h->acquired = now;
+	}
 	raw_local_irq_restore(flags);
 }
 

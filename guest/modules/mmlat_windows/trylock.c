@@ -170,14 +170,8 @@ static struct mw_try_hook try_hooks[] = {
 /* The text of _raw_spin_trylock, for mw_unhook_open_stack(). */
 int mw_try_hooks_init(void)
 {
-	unsigned long size;
-	int ret;
-
-	ret = mw_func_range("_raw_spin_trylock", &spin_trylock_start, &size);
-	if (ret)
-		return ret;
-	spin_trylock_end = spin_trylock_start + size;
-	return 0;
+	return mw_func_range("_raw_spin_trylock", &spin_trylock_start,
+			     &spin_trylock_end);
 }
 
 static int mw_hook_trylock(struct mw_try_hook *th)
