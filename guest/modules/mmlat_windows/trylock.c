@@ -192,26 +192,25 @@ static int mw_hook_trylock(struct mw_try_hook *th)
 /* Patches kernel text and waits for grace periods: mw_state_lock held. */
 int mw_try_hooks_register(void)
 {
-	int i, ret;
+	struct mw_try_hook *th;
+	int ret = 0;
 
-	for (i = 0; i < ARRAY_SIZE(try_hooks); i++) {
-		if (!mw_family_in_use(try_hooks[i].family))
-			continue;
-		ret = mw_hook_trylock(&try_hooks[i]);
-		if (ret)
-			return ret;
-	}
-	return 0;
+	for (th = try_hooks; th < try_hooks + ARRAY_SIZE(try_hooks) && !ret; th++)
+		if (mw_family_in_use(th->family))
+			ret = mw_hook_trylock(th);
+	return ret;
 }
 
 void mw_try_hooks_unregister(void)
 {
-	int i;
+	int i = ARRAY_SIZE(try_hooks);
 
-	for (i = ARRAY_SIZE(try_hooks) - 1; i >= 0; i--) {
-		if (try_hooks[i].registered)
-			unregister_kretprobe(&try_hooks[i].rp);
-		try_hooks[i].registered = false;
+	while (i--) {
+		struct mw_try_hook *th = &try_hooks[i];
+
+		if (th->registered)
+			unregister_kretprobe(&th->rp);
+		th->registered = false;
 	}
 }
 
