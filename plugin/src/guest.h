@@ -18,7 +18,16 @@ enum guest_reg { R_RAX, R_RSP, R_RBP, R_RDI, R_RSI, R_GS_BASE, R_NR };
 bool guest_regs_init(void);
 
 /* Find the per-CPU variables in System.map; false with a message. */
-bool guest_percpu_init(void);
+bool guest_percpu_init(unsigned int nr_cpus);
+
+/*
+ * A hook of this vCPU begins: what the previous one read (registers, per-
+ * CPU variables) is stale.
+ */
+void guest_hook_begin(unsigned int cpu);
+
+/* Which hook is running (per thread): what a hook may cache is keyed by it. */
+u64 guest_hook_serial(void);
 
 u64 guest_reg(enum guest_reg r);
 
@@ -35,9 +44,13 @@ u64 guest_current(void);
 /* The per-CPU preempt count, false if unreadable. */
 bool guest_preempt_count(u32 *count);
 
-/* in_nmi() and in_task() of the running context (false if unreadable). */
-bool guest_in_nmi(void);
+/* in_task() of the running context, from the preempt count. */
 bool guest_in_task(void);
+
+/* in_nmi(): followed by the hooks on irqentry_nmi_enter()/_exit(). */
+bool guest_in_nmi(void);
+void guest_nmi_enter(void);
+void guest_nmi_exit(void);
 
 /*
  * The current task's stack as the module bounds a frame walk:

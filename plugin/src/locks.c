@@ -89,6 +89,7 @@ static u64 in_flight[L_KINDS];
 static u64 spin_lock_start, spin_lock_end;
 static int kind_mode[L_KINDS];
 static u64 mem_section_addr, vmemmap_base;
+static GHashTable *section_maps;	/* section nr -> its mem_map word */
 
 /* Trylocks by family, for the return sites. */
 struct trylock {
@@ -241,6 +242,7 @@ bool locks_init(unsigned int cpus, const char *classes, const char *extra)
 	for (i = 0; i < G_N_ELEMENTS(trylocks); i++)
 		trylocks[i].addr = symbol_addr(trylocks[i].func);
 	mem_section_addr = symbol_addr("mem_section");
+	section_maps = g_hash_table_new(g_int64_hash, g_int64_equal);
 	vmemmap_base = symbol_addr("vmemmap_base");
 	if (!read_users(classes))
 		return false;
@@ -261,8 +263,10 @@ bool locks_init(unsigned int cpus, const char *classes, const char *extra)
 /*
  * The memory map's section of a section number: its mem_map word, 0 when
  * the section has none.  SPARSEMEM_EXTREME keeps a root array of pointers.
+ * A section with a memory map keeps it (no memory hotplug here): the
+ * word is read once.
  */
-static u64 section_map(u64 nr)
+static u64 section_map_read(u64 nr)
 {
 	u64 per_root = kconst[K_SECTIONS_PER_ROOT], root, map;
 
@@ -282,6 +286,22 @@ static u64 section_map(u64 nr)
 			    kconst[K_MEM_SECTION_MAP], &map) ||
 	    !(map & kconst[K_SECTION_HAS_MEM_MAP]))
 		return 0;
+	return map;
+}
+
+static u64 section_map(u64 nr)
+{
+	u64 *cached = g_hash_table_lookup(section_maps, &nr), map, *v;
+
+	if (cached)
+		return cached[1];
+	map = section_map_read(nr);
+	if (map) {
+		v = g_new(u64, 2);
+		v[0] = nr;
+		v[1] = map;
+		g_hash_table_insert(section_maps, &v[0], v);
+	}
 	return map;
 }
 
@@ -487,10 +507,9 @@ void lock_spin_lock(unsigned int cpu)
 	u64 site, lock = guest_reg(R_RDI);
 	int kind;
 
-	if (guest_in_nmi())
-		return;
+	/* most calls come from no lock user: that is checked first */
 	site = lock_site_ret(hook_return_address(), guest_reg(R_RBP));
-	if (!site)
+	if (!site || guest_in_nmi())
 		return;
 	kind = lock_kind(lock, MODE_SPIN);
 	if (kind < 0) {
@@ -599,12 +618,9 @@ static void sleep_hold_begin(unsigned int cpu, u64 lock, u64 ret,
 
 void lock_sleep_lock(unsigned int cpu, int mode)
 {
-	u64 site;
+	u64 site = lock_site_ret(hook_return_address(), guest_reg(R_RBP));
 
-	if (!guest_in_task())
-		return;
-	site = lock_site_ret(hook_return_address(), guest_reg(R_RBP));
-	if (site)
+	if (site && guest_in_task())
 		sleep_hold_begin(cpu, guest_reg(R_RDI), site, mode);
 }
 
@@ -643,10 +659,8 @@ void lock_try_entry(unsigned int cpu, int mode)
 	struct try_call *tc;
 	u64 site, ret = hook_return_address();
 
-	if (guest_in_nmi())
-		return;
 	site = lock_site_ret(ret, guest_reg(R_RBP));
-	if (!site)
+	if (!site || guest_in_nmi())
 		return;
 	tc = &lc->try[lc->try_next++ % TRY_SLOTS];
 	if (tc->ret)

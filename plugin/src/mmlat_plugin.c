@@ -39,6 +39,7 @@ enum hook_type {
 	H_PREEMPT_OFF, H_PREEMPT_ON,
 	H_IRQ_OFF, H_IRQ_OFF_CALLER, H_IRQ_ON,
 	H_IDLE_STOP, H_IDLE_START,
+	H_NMI_ENTER, H_NMI_EXIT,
 	H_MARK,
 	H_SPIN_LOCK, H_SPIN_UNLOCK, H_SLEEP_LOCK, H_SLEEP_UNLOCK,
 	H_TRY,
@@ -67,6 +68,8 @@ static const struct hook_func hook_funcs[] = {
 	{ "trace_hardirqs_on_caller", { H_IRQ_ON } },
 	{ "stop_critical_timings", { H_IDLE_STOP }, 1 },
 	{ "start_critical_timings", { H_IDLE_START }, 1 },
+	{ "irqentry_nmi_enter", { H_NMI_ENTER }, 1 },
+	{ "irqentry_nmi_exit", { H_NMI_EXIT }, 1 },
 	{ "_raw_spin_lock", { H_SPIN_LOCK, MODE_SPIN }, -1 },
 	{ "_raw_spin_unlock", { H_SPIN_UNLOCK, MODE_SPIN }, -1 },
 	{ "mutex_lock", { H_SLEEP_LOCK, MODE_MUTEX }, -1 },
@@ -105,7 +108,6 @@ static qemu_plugin_u64 insn_count;
 static GHashTable *hooks;	/* vaddr -> struct hook */
 /* vaddr -> struct try_site: the trylock return sites translated so far */
 static GHashTable *try_sites;
-static u64 tracing_irq_cpu;
 static bool with_locks = true;
 static unsigned int marks_seen;
 static char *out_dir;
@@ -126,13 +128,22 @@ static bool in_idle_code(u64 ret)
 	return false;
 }
 
-/* The kernel's per-CPU tracing_irq_cpu: irqs traced off on this CPU. */
-static bool irq_traced_off(void)
-{
-	s32 v = 0;
+/*
+ * The kernel's per-CPU tracing_irq_cpu, which the trace_hardirqs_off
+ * family sets and the _on family clears, and which they test to fire the
+ * irq tracepoints on the outermost transition only: mirrored per vCPU by
+ * the same rule, from the first instruction the vCPU runs (its copy
+ * starts at 0 as the kernel's), so that no hook reads it from guest
+ * memory.  Returns the value before the call and updates the mirror.
+ */
+static bool *irq_traced;
 
-	guest_read(guest_reg(R_GS_BASE) + tracing_irq_cpu, &v, sizeof(v));
-	return v;
+static bool irq_trace_set(unsigned int cpu, bool on)
+{
+	bool was = irq_traced[cpu];
+
+	irq_traced[cpu] = on;
+	return was;
 }
 
 /*
@@ -158,12 +169,35 @@ static void hook_exec(unsigned int cpu, void *udata)
 {
 	const struct hook *h = udata;
 
-	if (h->type == H_MARK) {
+	bool was;
+
+	guest_hook_begin(cpu);
+	switch (h->type) {
+	case H_MARK:
 		mark(cpu);
 		return;
-	}
-	if (!recording)
+	case H_NMI_ENTER:
+		guest_nmi_enter();
 		return;
+	case H_NMI_EXIT:
+		guest_nmi_exit();
+		return;
+	case H_IRQ_OFF:
+	case H_IRQ_OFF_CALLER:
+		was = irq_trace_set(cpu, true);
+		if (!recording || was)
+			return;
+		break;
+	case H_IRQ_ON:
+		was = irq_trace_set(cpu, false);
+		if (!recording || !was)
+			return;
+		break;
+	default:
+		if (!recording)
+			return;
+		break;
+	}
 	switch (h->type) {
 	case H_PREEMPT_OFF:
 		if (!guest_in_nmi()) {
@@ -179,13 +213,15 @@ static void hook_exec(unsigned int cpu, void *udata)
 		break;
 	case H_IRQ_OFF:
 	case H_IRQ_OFF_CALLER:
-		if (!irq_traced_off() && !guest_in_nmi())
-			win_begin(cpu, W_IRQ, hook_return_address(),
-				  h->type == H_IRQ_OFF ? hook_parent_address() :
-				  guest_reg(R_RDI), 0);
+		if (guest_in_nmi())
+			break;
+		hook_stack_read();
+		win_begin(cpu, W_IRQ, hook_return_address(),
+			  h->type == H_IRQ_OFF ? hook_parent_address() :
+			  guest_reg(R_RDI), 0);
 		break;
 	case H_IRQ_ON:
-		if (irq_traced_off() && !guest_in_nmi())
+		if (!guest_in_nmi())
 			win_end(cpu, W_IRQ);
 		break;
 	case H_IDLE_STOP:
@@ -225,6 +261,7 @@ static void try_return_exec(unsigned int cpu, void *udata)
 {
 	const struct try_site *t = udata;
 
+	guest_hook_begin(cpu);
 	if (recording)
 		lock_try_return(cpu, t->vaddr, t->mode);
 }
@@ -359,12 +396,6 @@ static bool hook_functions(const char *mark_func)
 			nr_idle_ranges++;
 		}
 	}
-	tracing_irq_cpu = symbol_addr("tracing_irq_cpu");
-	if (!tracing_irq_cpu) {
-		fprintf(stderr,
-			"mmlat plugin: System.map has no tracing_irq_cpu: the kernel needs CONFIG_TRACE_IRQFLAGS\n");
-		return false;
-	}
 	if (mark_func) {
 		if (!symbol_range(mark_func, &start, &end)) {
 			fprintf(stderr, "mmlat plugin: no mark function %s in System.map\n",
@@ -454,9 +485,10 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 		fprintf(stderr, "mmlat plugin: x86_64 system emulation only\n");
 		return -1;
 	}
-	if (!symbols_load(map) || !kconst_load(consts) || !guest_percpu_init())
-		return -1;
 	cpus = info->system.max_vcpus;
+	if (!symbols_load(map) || !kconst_load(consts) ||
+	    !guest_percpu_init(cpus))
+		return -1;
 	if (with_locks && !locks_init(cpus, classes, sites))
 		return -1;
 	if (!hook_functions(mark_func))
@@ -466,6 +498,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 		if (!log)
 			return -1;
 	}
+	irq_traced = g_new0(bool, cpus);
 	windows_init(cpus, table_size, (u64)thresh_us * 1000,
 		     (u64)log_us * 1000);
 	events_init(log, (u64)log_us * 1000);

@@ -32,6 +32,12 @@ unsigned int open_stack(u64 ip, u64 parent,
  */
 unsigned int end_stack(u64 stack[END_DEPTH]);
 
+/*
+ * Read the stack above rsp in one piece for this hook: the frame walks
+ * and the two addresses below are then read from it.
+ */
+void hook_stack_read(void);
+
 /* The return address at a hook: the hooked function's caller. */
 u64 hook_return_address(void);
 
