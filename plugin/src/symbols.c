@@ -20,8 +20,11 @@ static struct text_sym *text;
 static size_t nr_text;
 /* name -> GArray of u64 addresses, in file order */
 static GHashTable *by_name;
-/* the end of the kernel's text: the last text symbol has no size */
-static u64 text_end;
+/*
+ * The kernel's text and init text: a frame elsewhere is a module's (or
+ * bogus), and the last symbol of each has no size but the section's end.
+ */
+static u64 text_start, text_end, init_start, init_end;
 
 static int cmp_text(const void *a, const void *b)
 {
@@ -67,8 +70,14 @@ bool symbols_load(const char *path)
 			continue;
 		copy = g_strdup(name);
 		add_name(copy, addr);
-		if (!strcmp(name, "_etext"))
+		if (!strcmp(name, "_stext"))
+			text_start = addr;
+		else if (!strcmp(name, "_etext"))
 			text_end = addr;
+		else if (!strcmp(name, "_sinittext"))
+			init_start = addr;
+		else if (!strcmp(name, "_einittext"))
+			init_end = addr;
 		if (!is_text_type(type))
 			continue;
 		if (nr_text == cap) {
@@ -85,8 +94,10 @@ bool symbols_load(const char *path)
 		return false;
 	}
 	qsort(text, nr_text, sizeof(*text), cmp_text);
-	if (!text_end)
-		text_end = text[nr_text - 1].addr;
+	if (!text_start || !text_end) {
+		fprintf(stderr, "mmlat plugin: %s has no _stext/_etext\n", path);
+		return false;
+	}
 	return true;
 }
 
@@ -98,7 +109,10 @@ static long text_index(u64 addr)
 {
 	size_t lo = 0, hi = nr_text;
 
-	if (!nr_text || addr < text[0].addr || addr >= text_end)
+	if (!(addr >= text_start && addr < text_end) &&
+	    !(addr >= init_start && addr < init_end))
+		return -1;
+	if (addr < text[0].addr)
 		return -1;
 	while (hi - lo > 1) {
 		size_t mid = (lo + hi) / 2;
@@ -111,14 +125,15 @@ static long text_index(u64 addr)
 	return lo;
 }
 
-/* The first text symbol above text[i]'s address: its end. */
+/* The first text symbol above text[i]'s address, or its section's end. */
 static u64 text_next(size_t i)
 {
-	u64 addr = text[i].addr;
+	u64 addr = text[i].addr, end;
 
+	end = addr >= init_start && addr < init_end ? init_end : text_end;
 	while (i < nr_text && text[i].addr == addr)
 		i++;
-	return i < nr_text ? text[i].addr : text_end;
+	return i < nr_text && text[i].addr < end ? text[i].addr : end;
 }
 
 size_t symbol_ranges(const char *name, u64 *start, u64 *end,
