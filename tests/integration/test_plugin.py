@@ -42,7 +42,8 @@ def built(tmp_path_factory):
     d = tmp_path_factory.mktemp("images")
     sh("bash", "guest/initramfs.sh", "base", str(d / "base.cpio"))
     sh("bash", "guest/initramfs.sh", "module", VARIANT, str(d / "module.cpio"))
-    (d / "calib.cpio").write_bytes((d / "base.cpio").read_bytes() + (d / "module.cpio").read_bytes())
+    (d / "calib.cpio").write_bytes((d / "base.cpio").read_bytes()
+                                   + (d / "module.cpio").read_bytes())
     return {"so": so, "kdir": consts.parent, "images": d}
 
 
@@ -86,7 +87,10 @@ def test_calibration_windows_read_back_exactly(built, tmp_path):
     for kind in calibrate.KINDS:
         f = calibrate.fit([(r["inside_us"], r["reading_us"]) for r in rows if r["kind"] == kind])
         assert f["a"] == pytest.approx(1.0, abs=1e-9), (kind, f)
-        assert 0 < f["b_us"] < calibrate.B_GOAL_US, (kind, f)
+        # b: the guest's own instructions between the hook and the clock
+        # reads (preempt 118, ptl_nested 309 on 6.1), a whole number
+        assert 0 < f["b_us"] < calibrate.B_LIMIT_US, (kind, f)
+        assert round(f["b_us"] * 1000) % shift_ns == 0, (kind, f)
         assert f["max_residual_us"] * 1000 < shift_ns, (kind, f)
 
 

@@ -132,7 +132,7 @@ def test_calibration_reads_back_on_a_line_of_slope_one():
         pts = [(r["inside_us"], r["reading_us"]) for r in rows if r["kind"] == kind]
         f = calibrate.fit(pts)
         assert f["n"] == 27 and f["a"] == pytest.approx(1.0, abs=1e-9)
-        assert 0 < f["b_us"] < 5 and round(f["b_us"] * 1000) % 8 == 0
+        assert 0 < f["b_us"] < calibrate.B_LIMIT_US and round(f["b_us"] * 1000) % 8 == 0
         assert f["max_residual_us"] < 0.008
 
 
