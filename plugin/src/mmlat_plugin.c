@@ -485,6 +485,18 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 		fprintf(stderr, "mmlat plugin: x86_64 system emulation only\n");
 		return -1;
 	}
+	/*
+	 * QEMU 10.0 compiles the translating vCPU's index into a TB unless
+	 * TCG runs multi-threaded (accel/tcg/plugin-gen.c, gen_cpu_index()),
+	 * and icount runs every vCPU round-robin on one thread: with two
+	 * vCPUs the index a callback or an inline count gets is the wrong
+	 * one as soon as one vCPU runs a TB the other translated.
+	 */
+	if (info->system.max_vcpus > 1) {
+		fprintf(stderr,
+			"mmlat plugin: one vCPU only: QEMU's round-robin TCG gives plugins the vCPU that translated a TB, not the one running it\n");
+		return -1;
+	}
 	cpus = info->system.max_vcpus;
 	if (!symbols_load(map) || !kconst_load(consts) ||
 	    !guest_percpu_init(cpus))
