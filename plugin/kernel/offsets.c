@@ -68,7 +68,6 @@ int main(void)
 	OFFSET(TASK_STACK, task_struct, stack);
 	OFFSET(TASK_NVCSW, task_struct, nvcsw);
 	OFFSET(TASK_NIVCSW, task_struct, nivcsw);
-	DEFINE(NMI_MASK, NMI_MASK);
 	/* in_task(): no NMI, no hardirq, not serving a softirq */
 	DEFINE(IN_TASK_MASK, NMI_MASK | HARDIRQ_MASK | SOFTIRQ_OFFSET);
 	OFFSET(PT_REGS_IP, pt_regs, ip);

@@ -12,7 +12,6 @@ static const char * const kconst_name[K_NR] = {
 	[K_TASK_STACK] = "TASK_STACK",
 	[K_TASK_NVCSW] = "TASK_NVCSW",
 	[K_TASK_NIVCSW] = "TASK_NIVCSW",
-	[K_NMI_MASK] = "NMI_MASK",
 	[K_IN_TASK_MASK] = "IN_TASK_MASK",
 	[K_PT_REGS_IP] = "PT_REGS_IP",
 	[K_PT_REGS_BP] = "PT_REGS_BP",

@@ -18,7 +18,6 @@ enum kconst {
 	K_TASK_STACK,		/* offsetof(struct task_struct, stack) */
 	K_TASK_NVCSW,
 	K_TASK_NIVCSW,
-	K_NMI_MASK,
 	K_IN_TASK_MASK,		/* NMI, hardirq and softirq-serving bits */
 	K_PT_REGS_IP,
 	K_PT_REGS_BP,

@@ -247,7 +247,8 @@ bool locks_init(unsigned int cpus, const char *classes, const char *extra)
 	if (!read_users(classes))
 		return false;
 	if (extra) {
-		char **names = g_strsplit(extra, ",", -1);
+		/* colons: QEMU's option list splits at commas */
+		char **names = g_strsplit(extra, ":", -1);
 
 		for (i = 0; names[i]; i++)
 			if (*names[i])

@@ -45,7 +45,7 @@ struct lock_totals {
 
 /*
  * Read the lock users of classes.txt (rows with a lock; names with a *
- * skipped, as the module does) and find them in System.map; extra: comma-
+ * skipped, as the module does) and find them in System.map; extra: colon-
  * separated names added (the module's sites=).  False with a message.
  */
 bool locks_init(unsigned int nr_cpus, const char *classes, const char *extra);
