@@ -24,7 +24,7 @@
 #define MAX_USERS	512	/* lock user functions, statics repeated */
 #define HELD_SLOTS	6	/* spinning holds per vCPU */
 #define SLEEP_SLOTS	32	/* sleeping holds, all tasks */
-#define TRY_SLOTS	8	/* trylock calls in flight per vCPU */
+#define TRY_SLOTS	64	/* trylock calls in flight per vCPU, as the module's */
 #define PROBE_LEN	8
 
 const char * const lock_name[L_KINDS] = { "pte", "i_mmap", "anon_vma" };
