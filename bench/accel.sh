@@ -6,9 +6,10 @@
 # QEMU version and host kernel.
 #
 # usage: bench/accel.sh KERNEL_DIR INITRD
+#   env: KVM_PROBE_TIMEOUT, and bench/qemu.sh's GUEST_MEM_MIB
 set -euo pipefail
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
-. "$MMLAT_ROOT/bench/knobs.sh"
 [ $# -eq 2 ] || die "usage: $0 KERNEL_DIR INITRD"
 
 key="$(qemu-system-x86_64 --version | head -n 1) / host $(uname -r)"
@@ -23,11 +24,11 @@ why="no usable /dev/kvm"
 if [ -r /dev/kvm ] && [ -w /dev/kvm ]; then
 	probe=$BUILD_DIR/accel-probe
 	rm -rf "$probe"
-	timeout=${KVM_PROBE_TIMEOUT:-60}
-	# run-matrix passes its copy of the kernel, guest/run-*/kernel-NAME
+	timeout=$KVM_PROBE_TIMEOUT
+	# the orchestrator passes its copy of the kernel, guest/run-*/kernel-NAME
 	kernel=$(basename "$1")
 	log "accelerator probe: booting '${kernel#kernel-}' under KVM to see if it reaches the runner (up to ${timeout} s)"
-	if ACCEL=kvm SMP=2 TIMEOUT=$timeout \
+	if ACCEL=kvm SMP=2 CELL_TIMEOUT=$timeout \
 	   bash "$MMLAT_ROOT/bench/qemu.sh" "$probe" "$1" "$2" "mmlat.workload=probe" 2>/dev/null; then
 		mode=kvm
 		why="probe boot reached the guest runner"

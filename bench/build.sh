@@ -1,14 +1,24 @@
 #!/bin/bash
-# Build one variant's kernel out of tree and install the artefacts the guest
-# and the analysis need into build/kernels/<variant>/.
+# Build one kernel tree out of tree with a config, and install the files
+# the guest and the analysis need (bzImage, System.map, config,
+# fragments.config) into OUT_DIR, with facts.json: the kernel's release
+# string and ccache's hits and misses. Nothing is installed until make has
+# ended well. The orchestrator (bench/orchestrator/kernels.py) decides
+# whether a kernel needs building and writes its build.json.
 #
-# usage: bench/build.sh SPEC [CONFIG_DIR]
-#   CONFIG_DIR holds the config of the variant's source made by
-#   bench/kconfig.sh; without it, this script makes that config first.
+# usage: bench/build.sh NAME TREE OBJ_DIR CONFIG_DIR OUT_DIR STEPS_RECORD
+#   CONFIG_DIR: bench/kconfig.sh's (config, config.sha256, fragments.config);
+#   STEPS_RECORD: the kbuild steps of the last full build of a config, for
+#   the progress lines' total (rewritten after a full build)
+#   env: CCACHE_DIR, CCACHE_MAXSIZE, PYTHON
 set -euo pipefail
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
-. "$MMLAT_ROOT/bench/variants.sh"
-. "$MMLAT_ROOT/bench/knobs.sh"
+
+[ $# -eq 6 ] || die "usage: $0 NAME TREE OBJ_DIR CONFIG_DIR OUT_DIR STEPS_RECORD"
+name=$1 tree=$2 obj=$3 config_dir=$4 out=$5 steps_record=$6
+[ -f "$config_dir/config" ] || die "$config_dir/config not found: run bench/kconfig.sh make first"
+config_sha=$(cat "$config_dir/config.sha256")
 
 # Seconds between progress lines while make runs.
 PROGRESS_SECONDS=30
@@ -44,32 +54,6 @@ progress_line() {
 	fi
 }
 
-[ $# -ge 1 ] && [ $# -le 2 ] || die "usage: $0 SPEC [CONFIG_DIR]"
-spec=$1
-resolve_variant "$spec"
-if [ $# -eq 1 ]; then
-	bash "$MMLAT_ROOT/bench/kconfig.sh" make "$VARIANT_CONFIG_DIR" "$spec"
-	set -- "$spec" "$VARIANT_CONFIG_DIR"
-fi
-config_dir=$(realpath "$2")
-[ -f "$config_dir/config" ] || die "$config_dir/config not found: run bench/kconfig.sh make first"
-
-tree=$(bash "$MMLAT_ROOT/bench/tree.sh" variant "$spec")
-name=$VARIANT_NAME
-obj=$tree/$OBJ_SUBDIR
-out=$KERNELS_DIR/$name
-series_sha=$(cat "$tree/.mmlat-series-sha256")
-config_sha=$(cat "$config_dir/config.sha256")
-
-if [ -f "$out/build.json" ] &&
-   [ "$(record get "$out/build.json" series_sha256 2>/dev/null)" = "$series_sha" ] &&
-   [ "$(record get "$out/build.json" config_sha256 2>/dev/null)" = "$config_sha" ] &&
-   [ -f "$obj/Module.symvers" ]; then
-	# the object tree too: the guest modules are built against it
-	log "kernel '$name' is up to date"
-	exit 0
-fi
-
 # The total for the progress lines: the steps of the last full build of
 # this config, from any variant (their series change a few files of some
 # 1650). `make -n` cannot count them beforehand: in an empty object dir it
@@ -78,7 +62,6 @@ fi
 # finds objects in its object dir, an incremental one, makes an unknown
 # share of them and gets no total. The record lies outside the dirs make
 # clean removes, so a ccache-warm rebuild after it still gets one.
-steps_record=$BUILD_DIR/kbuild-steps.$FLAVOR
 full=
 [ -n "$(find "$obj" -name '*.o' -print -quit 2>/dev/null)" ] || full=1
 total=
@@ -97,7 +80,8 @@ cp "$config_dir/config" "$obj/.config"
 # the timestamp. The variant name goes into the release string only.
 export KBUILD_BUILD_TIMESTAMP="Thu Jan  1 00:00:00 UTC 1970"
 export KBUILD_BUILD_USER=mmlat KBUILD_BUILD_HOST=mmlat
-export CCACHE_BASEDIR=$TREES_DIR CCACHE_NOHASHDIR=1 CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-5G}
+CCACHE_BASEDIR=$(dirname "$tree")
+export CCACHE_BASEDIR CCACHE_NOHASHDIR=1 CCACHE_DIR CCACHE_MAXSIZE
 kmake_args=(-C "$obj" -f "$tree/Makefile" O="$obj" ARCH=x86_64 CC="ccache gcc"
 	LOCALVERSION="-mmlat-$name")
 make -s "${kmake_args[@]}" olddefconfig
@@ -109,9 +93,9 @@ fi
 # One job more than CPUs keeps them busy while a job waits on the disk.
 jobs=$(($(nproc) + 1))
 build_log=$obj/build.log
-log "building kernel '$name' (make -j$jobs, log: ${build_log#$MMLAT_ROOT/})"
+log "building kernel '$name' (make -j$jobs, log: ${build_log#"$MMLAT_ROOT"/})"
 start=$(now)
-ccache -z >/dev/null
+ccache -z > /dev/null
 
 # make runs in the background so that a signal's trap runs at once, not
 # when make ends. A background job has SIGINT ignored, and so have the
@@ -119,8 +103,6 @@ ccache -z >/dev/null
 # process group (setsid) and the trap stops the group: make, its jobs and
 # their compilers. If this script is killed outright (SIGKILL, no trap),
 # setpriv's parent-death signal still stops make, and make its jobs.
-# Nothing is installed until make has ended well, so an interrupted build
-# leaves the installed kernel as it was.
 make_pid=
 tick=
 stop_build() {
@@ -129,8 +111,8 @@ stop_build() {
 	[ -z "$tick" ] || kill "$tick" 2>/dev/null || true
 	kill -TERM -- "-$make_pid" 2>/dev/null || true
 	wait "$make_pid" 2>/dev/null || true
-	printf 'mmlat: error: interrupted by SIG%s during the build of kernel %s; make stopped, %s left as it was\n' \
-		"$sig" "'$name'" "${out#$MMLAT_ROOT/}" >&2
+	printf 'mmlat: error: interrupted by SIG%s during the build of kernel %s; make stopped, nothing installed\n' \
+		"$sig" "'$name'" >&2
 	# Die of the signal itself, so a calling shell stops as well.
 	kill -s "$sig" $$
 }
@@ -158,35 +140,17 @@ done
 trap - INT TERM HUP
 if [ "$rc" -ne 0 ]; then
 	grep -E 'error|Error' "$build_log" | head -20 | sed 's/^/    /' >&2
-	die "variant '$name': kernel build failed, see ${build_log#$MMLAT_ROOT/}"
+	die "variant '$name': kernel build failed, see ${build_log#"$MMLAT_ROOT"/}"
 fi
-secs=$(($(now) - start))
 if [ -n "$full" ]; then
 	printf '%s %s\n' "$config_sha" "$(steps "$build_log")" > "$steps_record.tmp.$$"
 	mv "$steps_record.tmp.$$" "$steps_record"
 fi
 hits=$(ccache -s 2>/dev/null | awk '/^ *Hits:/ {print $2; exit}')
 misses=$(ccache -s 2>/dev/null | awk '/^ *Misses:/ {print $2; exit}')
-
-staging=$KERNELS_DIR/.$name.tmp
-rm -rf "$staging"
-mkdir -p "$staging"
-cp "$obj/arch/x86/boot/bzImage" "$obj/System.map" "$staging/"
-cp "$obj/.config" "$staging/config"
-[ ! -f "$config_dir/fragments.config" ] || cp "$config_dir/fragments.config" "$staging/"
-release=$(cat "$obj/include/config/kernel.release")
-series_args=(series:=[])
-for d in "${VARIANT_SERIES[@]}"; do series_args+=("series[]=${d#$PATCHES_DIR/}"); done
-# Where the source came from: a packaged tree, or a git tree's ref, its
-# commit and what git describe calls it.
-source_args=(source="$VARIANT_SOURCE" kernel_version="${release%%-mmlat-*}")
-if [ -n "$VARIANT_REF" ]; then
-	source_args+=(ksrc="$(realpath "$KSRC")" ref="$VARIANT_REF" commit="${VARIANT_SOURCE#git:}"
-		describe="$(git -C "$KSRC" describe --tags --always "${VARIANT_SOURCE#git:}")")
-fi
-record write variant="$name" "${series_args[@]}" series_sha256="$series_sha" "${source_args[@]}" \
-	config_sha256="$config_sha" kernel_release="$release" build_seconds:="$secs" \
-	ccache_hits:="${hits:-0}" ccache_misses:="${misses:-0}" obj_dir="$obj" > "$staging/build.json"
-mkdir -p "$KERNELS_DIR"
-commit_dir "$staging" "$out"
-log "kernel '$name' $release built in ${secs}s (ccache hits ${hits:-?}, misses ${misses:-?})"
+mkdir -p "$out"
+cp "$obj/arch/x86/boot/bzImage" "$obj/System.map" "$out/"
+cp "$obj/.config" "$out/config"
+[ ! -f "$config_dir/fragments.config" ] || cp "$config_dir/fragments.config" "$out/"
+record write kernel_release="$(cat "$obj/include/config/kernel.release")" \
+	ccache_hits:="${hits:-0}" ccache_misses:="${misses:-0}" > "$out/facts.json"

@@ -1,23 +1,24 @@
 #!/bin/bash
 # Check the Debian packages mmlat needs; as root, install the missing ones.
 set -euo pipefail
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
-PACKAGES="linux-source-6.1 linux-source-6.12 build-essential bc bison flex libelf-dev libssl-dev
+PACKAGES="build-essential bc bison flex libelf-dev libssl-dev
 cpio dwarves kmod rsync xz-utils ccache qemu-system-x86 rt-tests stress-ng
-busybox-static python3-matplotlib python3-numpy python3-pytest"
+busybox-static python3-matplotlib python3-numpy python3-pytest python3-flake8 shellcheck"
 
-missing=
+missing=()
 for p in $PACKAGES; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
-		missing="$missing $p"
+		missing+=("$p")
 done
-[ -n "$missing" ] || exit 0
+[ ${#missing[@]} -gt 0 ] || exit 0
 if [ "$(id -u)" -ne 0 ]; then
-	die "missing packages:$missing
-  install them with: sudo apt-get update && sudo apt-get install -y --no-install-recommends$missing"
+	die "missing packages: ${missing[*]}
+  install them with: sudo apt-get update && sudo apt-get install -y --no-install-recommends ${missing[*]}"
 fi
-log "installing missing packages:$missing"
+log "installing missing packages: ${missing[*]}"
 apt-get update -q >&2 || die "apt-get update failed"
-DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $missing >&2 ||
-	die "apt-get install failed for:$missing"
+DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >&2 ||
+	die "apt-get install failed for: ${missing[*]}"

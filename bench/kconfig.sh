@@ -1,15 +1,17 @@
 #!/bin/bash
 # Make the one .config every variant of a kernel source is built with:
-# tinyconfig, plus the fragment(s) merged with the tree's merge_config.sh,
-# then olddefconfig. Kconfig silently drops options whose dependencies are
-# not met, so every option of the fragments is checked afterwards, and
-# each one that did not survive is named, with whether the tree's Kconfig
-# knows it at all.
+# tinyconfig (FLAVOR=hw: x86_64_defconfig), plus the fragment(s) merged
+# with the tree's merge_config.sh, then olddefconfig. Kconfig silently
+# drops options whose dependencies are not met, so every option of the
+# fragments is checked afterwards, and each one that did not survive is
+# named, with whether the tree's Kconfig knows it at all.
 #
-# usage: bench/kconfig.sh make OUT_DIR [SPEC]   (for the source of variant
-#                                  SPEC; default: the packaged tree TREE)
+# usage: bench/kconfig.sh make OUT_DIR SOURCE_DIR BASE FRAGMENT...
+#          BASE: the make target the fragments are merged onto (tinyconfig,
+#          x86_64_defconfig: the orchestrator's flavour, paths.FLAVORS)
 #        bench/kconfig.sh check CONFIG FRAGMENT...
 set -euo pipefail
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 # check_config CONFIG FRAGMENT...: print every fragment option whose value
@@ -55,17 +57,6 @@ check_config() {
 	done
 }
 
-# version_fragments VERSION: the fragments of $FLAVOR, then those for that
-# kernel version only (bench/config/*-VERSION.config), in that order.
-version_fragments() {
-	local f extra
-	for f in "${FLAVOR_FRAGMENTS[@]}"; do
-		printf '%s\n' "$f"
-		extra=${f%.config}-$1.config
-		[ ! -f "$extra" ] || printf '%s\n' "$extra"
-	done
-}
-
 # unknown_options TREE NAME...: those of the NAMEs (CONFIG_X) that no
 # Kconfig file of TREE declares.
 unknown_options() {
@@ -77,49 +68,49 @@ unknown_options() {
 	done
 }
 
+# make_config OUT_DIR SOURCE_DIR BASE FRAGMENT...: OUT_DIR/config, its
+# config.sha256 and fragments.config (the fragments it was made from).
 make_config() {
-	local out staging src spec=${2:-source=tree:$TREE}
+	local out staging src base f bad unknown
 	out=$(realpath -m "$1")
-	. "$MMLAT_ROOT/bench/variants.sh"
-	resolve_variant "$spec"
-	src=$(bash "$MMLAT_ROOT/bench/tree.sh" source "$spec")
-	local frags=() f
-	while read -r f; do frags+=("$(realpath "$f")"); done < <(version_fragments "$VARIANT_VERSION")
-	for f in "${frags[@]}"; do [ -f "$f" ] || die "config fragment $f not found"; done
+	src=$2
+	base=$3
+	shift 3
+	for f; do [ -f "$f" ] || die "config fragment $f not found"; done
 	staging=$out.tmp
 	rm -rf "$staging"
 	mkdir -p "$staging"
-	log "generating .config for Linux $VARIANT_VERSION (${src#$MMLAT_ROOT/}): tinyconfig + ${frags[*]#$MMLAT_ROOT/}"
-	make -s -C "$src" O="$staging" ARCH=x86_64 tinyconfig >/dev/null
+	log "generating .config for ${src#"$MMLAT_ROOT"/}: $base + $(printf '%s ' "${@#"$MMLAT_ROOT"/}")"
+	make -s -C "$src" O="$staging" ARCH=x86_64 "$base" >/dev/null
 	(cd "$src" && ARCH=x86_64 scripts/kconfig/merge_config.sh -m -O "$staging" \
-		"$staging/.config" "${frags[@]}") > "$staging/merge.log" 2>&1 ||
+		"$staging/.config" "$@") > "$staging/merge.log" 2>&1 ||
 		{ cat "$staging/merge.log" >&2; die "merge_config.sh failed"; }
 	make -s -C "$src" O="$staging" ARCH=x86_64 olddefconfig > "$staging/olddefconfig.log" 2>&1 ||
 		{ cat "$staging/olddefconfig.log" >&2; die "olddefconfig failed"; }
-	local bad unknown
-	bad=$(check_config "$staging/.config" "${frags[@]}")
+	bad=$(check_config "$staging/.config" "$@")
 	if [ -n "$bad" ]; then
+		# shellcheck disable=SC2046
 		unknown=$(unknown_options "$src" $(printf '%s\n' "$bad" | grep -o '^CONFIG_[A-Za-z0-9_]*'))
 		printf '%s\n' "$bad" | while read -r line; do
-			case " $(echo $unknown) " in
+			case " ${unknown//$'\n'/ } " in
 			*" ${line%%:*} "*) printf '    %s: unknown to this tree'"'"'s Kconfig\n' "$line" ;;
 			*) printf '    %s: Kconfig knows it, but it did not take effect (a dependency or choice)\n' "$line" ;;
 			esac
 		done >&2
-		die "Linux $VARIANT_VERSION (${src#$MMLAT_ROOT/}): Kconfig dropped or changed $(printf '%s\n' "$bad" | wc -l) option(s) of the fragments (listed above); fix the fragment, nothing was built"
+		die "${src#"$MMLAT_ROOT"/}: Kconfig dropped or changed $(printf '%s\n' "$bad" | wc -l) option(s) of the fragments (listed above); fix the fragment, nothing was built"
 	fi
 	mkdir -p "$(dirname "$out")"
 	rm -rf "$out"
 	mkdir -p "$out"
 	cp "$staging/.config" "$out/config"
-	cat "${frags[@]}" > "$out/fragments.config"
+	cat "$@" > "$out/fragments.config"
 	sha256sum < "$out/config" | cut -d' ' -f1 > "$out/config.sha256"
 	rm -rf "$staging"
-	log "config ready: ${out#$MMLAT_ROOT/}/config sha256 $(cut -c1-12 "$out/config.sha256")"
+	log "config ready: ${out#"$MMLAT_ROOT"/}/config sha256 $(cut -c1-12 "$out/config.sha256")"
 }
 
 case ${1:-} in
-make) shift; [ $# -ge 1 ] && [ $# -le 2 ] || die "usage: $0 make OUT_DIR [SPEC]"; make_config "$@" ;;
+make) shift; [ $# -ge 4 ] || die "usage: $0 make OUT_DIR SOURCE_DIR BASE FRAGMENT..."; make_config "$@" ;;
 check) shift; [ $# -ge 2 ] || die "usage: $0 check CONFIG FRAGMENT..."; check_config "$@" ;;
-*) die "usage: $0 make OUT_DIR [SPEC] | check CONFIG FRAGMENT..." ;;
+*) die "usage: $0 make OUT_DIR SOURCE_DIR BASE FRAGMENT... | check CONFIG FRAGMENT..." ;;
 esac

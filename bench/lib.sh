@@ -1,51 +1,22 @@
-# Shared shell helpers for bench/ scripts; sourced, never run.
-# Paths are relative to the project root, which every script cds into.
+# shellcheck shell=bash
+# Shared shell helpers of the leaf commands under bench/ and guest/;
+# sourced, never run. The knobs a leaf reads come from its environment
+# (the orchestrator's, or the Makefile's: bench/plan/knobs.py).
 
 MMLAT_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-BUILD_DIR=${BUILD_DIR:-$MMLAT_ROOT/build}
-TREES_DIR=$BUILD_DIR/trees
-CONFIG_DIR=$BUILD_DIR/config
-CCACHE_DIR=${CCACHE_DIR:-$BUILD_DIR/ccache}
-# Where Debian's linux-source-VERSION packages put their tarballs.
-LINUX_SRC_DIR=${LINUX_SRC_DIR:-/usr/src}
-VARIANTS_CONF=${VARIANTS_CONF:-$MMLAT_ROOT/bench/variants.conf}
-PATCHES_DIR=${PATCHES_DIR:-$MMLAT_ROOT/patches}
-CONFIG_FRAGMENT=${CONFIG_FRAGMENT:-$MMLAT_ROOT/bench/config/mmlat.config}
-# Build flavour: "bench" is the measured kernel; "check" adds the debug
-# fragment (lockdep, atomic-sleep checks, DEBUG_VM) for the safety boots.
-# Each flavour has its own config, object dirs and installed kernels, so
-# building one never invalidates the other.
-FLAVOR=${FLAVOR:-bench}
-case $FLAVOR in
-bench)
-	FLAVOR_FRAGMENTS=("$CONFIG_FRAGMENT")
-	KERNELS_DIR=$BUILD_DIR/kernels OBJ_SUBDIR=obj ;;
-check)
-	FLAVOR_FRAGMENTS=("$CONFIG_FRAGMENT" "$MMLAT_ROOT/bench/config/check.config")
-	KERNELS_DIR=$BUILD_DIR/kernels-check OBJ_SUBDIR=obj-check ;;
-*)
-	printf 'mmlat: error: unknown FLAVOR=%s (bench or check)\n' "$FLAVOR" >&2
-	exit 1 ;;
-esac
-FLAVOR_CONFIG_DIR=$CONFIG_DIR/$FLAVOR
-# TCG icount: 2^shift ns of virtual time per guest instruction. shift=3 is
-# a 125 MIPS virtual CPU; at shift=5 (31 MIPS) cyclictest plus the window
-# tracing left SCHED_OTHER tasks starved behind RT throttling.
-ICOUNT_SHIFT=${ICOUNT_SHIFT:-3}
-export CCACHE_DIR ICOUNT_SHIFT
-# Debian's interpreter, as the Makefile's PYTHON: the analysis needs
-# Debian's numpy and matplotlib, and a version manager's python3 shim on
-# PATH can cost seconds a call.
-PYTHON=${PYTHON:-/usr/bin/python3}
 
 log() { printf '[mmlat %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { printf 'mmlat: error: %s\n' "$*" >&2; exit 1; }
+
+# record ARG...: bench/record.py, the leaves' serializer of small JSON
+# records (a boot's boot.json, a fetched package's package.json).
+record() { "$PYTHON" "$MMLAT_ROOT/bench/record.py" "$@"; }
 
 # Move a finished staging path into place so readers never see half a result.
 commit_dir() {
 	local staging=$1 final=$2
 	rm -rf "$final.old"
-	[ -e "$final" ] && mv "$final" "$final.old"
+	[ ! -e "$final" ] || mv "$final" "$final.old"
 	mv "$staging" "$final"
 	rm -rf "$final.old"
 }
@@ -59,22 +30,3 @@ first_splat() {
 
 # Seconds since the epoch, for elapsed-time reporting.
 now() { date +%s; }
-
-# guarded CMD...: run CMD to its end as a child that dies with this script.
-# It runs in the background, so that a trap of the caller's runs at once
-# rather than when CMD ends (bash holds a trap while a foreground command
-# runs); the trap stops it through GUARDED_PID. setpriv's parent-death
-# signal stops it too when the caller is killed outright (SIGKILL), where
-# no trap runs.
-GUARDED_PID=
-guarded() {
-	setpriv --pdeathsig TERM "$@" &
-	GUARDED_PID=$!
-	local rc=0
-	wait "$GUARDED_PID" || rc=$?
-	GUARDED_PID=
-	return $rc
-}
-
-# free_mib PATH: MiB free on PATH's filesystem.
-free_mib() { df -Pm "$1" | awk 'NR == 2 {print $4}'; }

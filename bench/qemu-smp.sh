@@ -12,7 +12,8 @@
 # has a later QEMU, which `provision` unpacks under build/qemu-bpo/ without
 # installing it: every other boot keeps Debian's QEMU.
 #
-# Sourced (bench/qemu.sh, bench/run-matrix.sh): icount_smp_qemu sets
+# env: ICOUNT_SMP_QEMU, BUILD_DIR, QEMU_BPO_MIRROR (provision), PYTHON.
+# Sourced (bench/qemu.sh): icount_smp_qemu sets
 # ICOUNT_SMP_QEMU_CMD (the binary and its -L data folders) and
 # ICOUNT_SMP_QEMU_VERSION, or fails naming why; qemu_version BIN.
 # Run: bash bench/qemu-smp.sh provision   (idempotent; prints the binary)
@@ -20,16 +21,17 @@
 
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
 	set -euo pipefail
+	# shellcheck source=lib.sh
 	. "$(dirname "$0")/lib.sh"
-	. "$MMLAT_ROOT/bench/knobs.sh"
 fi
 
+# The first QEMU whose round-robin TCG gives every vCPU its turn under icount.
+ICOUNT_SMP_QEMU_MIN=8.1
 # What provision unpacks (bookworm-backports, signed by Debian's archive
 # key): the emulator, its shared data, and the SeaBIOS it was built for.
 QEMU_BPO_VERSION=1:10.0.2+ds-2+deb13u1~bpo12+1
-QEMU_BPO_PACKAGES="qemu-system-x86=$QEMU_BPO_VERSION qemu-system-common=$QEMU_BPO_VERSION
-qemu-system-data=$QEMU_BPO_VERSION seabios=1.16.3-2~bpo12+1"
-QEMU_BPO_MIRROR=${QEMU_BPO_MIRROR:-http://deb.debian.org/debian}
+QEMU_BPO_PACKAGES=("qemu-system-x86=$QEMU_BPO_VERSION" "qemu-system-common=$QEMU_BPO_VERSION"
+	"qemu-system-data=$QEMU_BPO_VERSION" "seabios=1.16.3-2~bpo12+1")
 QEMU_BPO_DIR=$BUILD_DIR/qemu-bpo
 
 # qemu_version BIN: "X.Y.Z" of BIN's --version, or fails.
@@ -47,8 +49,8 @@ version_at_least() {
 # provisioned backport. Fails (status 1, the reason in ICOUNT_SMP_QEMU_WHY)
 # when that QEMU is missing or lacks the fix.
 icount_smp_qemu() {
-	local bin=${ICOUNT_SMP_QEMU:-$ICOUNT_SMP_QEMU_DEFAULT} sys v
-	ICOUNT_SMP_QEMU_CMD=() ICOUNT_SMP_QEMU_VERSION= ICOUNT_SMP_QEMU_WHY=
+	local bin=${ICOUNT_SMP_QEMU:-} sys v
+	ICOUNT_SMP_QEMU_CMD=() ICOUNT_SMP_QEMU_VERSION='' ICOUNT_SMP_QEMU_WHY=
 	if [ -z "$bin" ]; then
 		sys=$(command -v qemu-system-x86_64 || true)
 		if [ -n "$sys" ] && v=$(qemu_version "$sys") && version_at_least "$v" "$ICOUNT_SMP_QEMU_MIN"; then
@@ -57,7 +59,7 @@ icount_smp_qemu() {
 			bin=$QEMU_BPO_DIR/usr/bin/qemu-system-x86_64
 			ICOUNT_SMP_QEMU_CMD=(-L "$QEMU_BPO_DIR/usr/share/qemu" -L "$QEMU_BPO_DIR/usr/share/seabios")
 		else
-			ICOUNT_SMP_QEMU_WHY="the system's QEMU (${v:-none}) is older than $ICOUNT_SMP_QEMU_MIN and $QEMU_BPO_DIR is not provisioned: run bash bench/qemu-smp.sh provision (bench/run-matrix.sh does)"
+			ICOUNT_SMP_QEMU_WHY="the system's QEMU (${v:-none}) is older than $ICOUNT_SMP_QEMU_MIN and $QEMU_BPO_DIR is not provisioned: run bash bench/qemu-smp.sh provision (make bench does)"
 			return 1
 		fi
 	fi
@@ -81,8 +83,9 @@ provision() {
 		echo "$QEMU_BPO_DIR/usr/bin/qemu-system-x86_64"
 		return
 	fi
-	command -v apt-get > /dev/null && command -v dpkg-deb > /dev/null ||
+	if ! command -v apt-get > /dev/null || ! command -v dpkg-deb > /dev/null; then
 		die "provisioning the SMP icount QEMU needs apt-get and dpkg-deb (a Debian host)"
+	fi
 	tmp=$QEMU_BPO_DIR.tmp.$$
 	rm -rf "$tmp"
 	trap 'rm -rf "$tmp"' EXIT
@@ -94,11 +97,11 @@ provision() {
 		-o "Dir::State::Lists=$apt/lists" -o "Dir::Cache=$apt/cache")
 	# as root apt would drop to _apt, who cannot write into this folder
 	[ "$(id -u)" -ne 0 ] || aptopts+=(-o APT::Sandbox::User=root)
-	log "SMP icount QEMU: fetching QEMU $QEMU_BPO_VERSION from bookworm-backports into ${QEMU_BPO_DIR#$MMLAT_ROOT/}"
+	log "SMP icount QEMU: fetching QEMU $QEMU_BPO_VERSION from bookworm-backports into ${QEMU_BPO_DIR#"$MMLAT_ROOT"/}"
 	apt-get "${aptopts[@]}" update >&2 ||
 		die "apt-get update of bookworm-backports ($QEMU_BPO_MIRROR) failed: the SMP icount QEMU cannot be provisioned"
-	(cd "$apt/debs" && apt-get "${aptopts[@]}" download $QEMU_BPO_PACKAGES) >&2 ||
-		die "apt-get download of $(echo $QEMU_BPO_PACKAGES) failed"
+	(cd "$apt/debs" && apt-get "${aptopts[@]}" download "${QEMU_BPO_PACKAGES[@]}") >&2 ||
+		die "apt-get download of ${QEMU_BPO_PACKAGES[*]} failed"
 	for deb in "$apt"/debs/*.deb; do
 		dpkg-deb -x "$deb" "$tmp/root" || die "cannot unpack $deb"
 		fields+=("debs[]:=$(record write file="$(basename "$deb")" \
@@ -112,7 +115,7 @@ provision() {
 	version_at_least "$p" "$ICOUNT_SMP_QEMU_MIN" ||
 		die "the backported QEMU is $p, older than $ICOUNT_SMP_QEMU_MIN"
 	record write version="$QEMU_BPO_VERSION" qemu="$p" mirror="$QEMU_BPO_MIRROR" \
-		packages="$(echo $QEMU_BPO_PACKAGES)" debs:=[] "${fields[@]}" \
+		packages="${QEMU_BPO_PACKAGES[*]}" debs:=[] "${fields[@]}" \
 		provisioned="$(date -u +%Y-%m-%dT%H:%M:%SZ)" > "$tmp/root/provision.json" ||
 		die "cannot write the provisioning record"
 	rm -rf "$apt"
@@ -120,7 +123,7 @@ provision() {
 	rm -rf "$tmp"
 	commit_dir "$tmp.root" "$QEMU_BPO_DIR"
 	trap - EXIT
-	log "SMP icount QEMU: QEMU $p in ${QEMU_BPO_DIR#$MMLAT_ROOT/}"
+	log "SMP icount QEMU: QEMU $p in ${QEMU_BPO_DIR#"$MMLAT_ROOT"/}"
 	echo "$QEMU_BPO_DIR/usr/bin/qemu-system-x86_64"
 }
 

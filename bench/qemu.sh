@@ -3,8 +3,8 @@
 # wrote. Never touches the host kernel: everything runs inside the VM.
 #
 # usage: bench/qemu.sh OUT_DIR KERNEL_DIR INITRD "JOB ARGS"
-#   env: ACCEL (kvm | tcg-icount | tcg-mt), SMP, MEM (MiB, default
-#   GUEST_MEM_MIB of bench/knobs.conf), ICOUNT_SHIFT, TIMEOUT (wall s)
+#   env: ACCEL (kvm | tcg-icount | tcg-mt), SMP, GUEST_MEM_MIB,
+#   ICOUNT_SHIFT, CELL_TIMEOUT (wall s): the orchestrator's (bench/plan/knobs.py)
 # Writes OUT_DIR/console.log, OUT_DIR/guest/ and OUT_DIR/boot.json
 # (status ok|failed, cause, wall_seconds, guest_seconds_to_runner, accel,
 # qemu_binary, qemu: the binary and its --version line).
@@ -13,13 +13,11 @@
 # (a full disk: nothing is written, the caller stops the run), 143 when
 # stopped by a signal.
 set -euo pipefail
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
-. "$MMLAT_ROOT/bench/knobs.sh"
 
 [ $# -eq 4 ] || die "usage: $0 OUT_DIR KERNEL_DIR INITRD 'JOB ARGS'"
 out=$1 kdir=$2 initrd=$3 job=$4
-ACCEL=${ACCEL:-tcg-icount} SMP=${SMP:-1} MEM=${MEM:-$GUEST_MEM_MIB}
-TIMEOUT=${TIMEOUT:-300}
 # host_fault WHAT: the host, not the guest, failed this boot.
 host_fault() { printf 'mmlat: error: %s\n' "$*" >&2; exit 2; }
 [ -f "$kdir/bzImage" ] || die "no kernel at $kdir/bzImage"
@@ -27,7 +25,7 @@ host_fault() { printf 'mmlat: error: %s\n' "$*" >&2; exit 2; }
 case $ACCEL in
 kvm) accel_args=(-accel kvm) ;;
 tcg-icount) accel_args=(-accel tcg -icount "shift=$ICOUNT_SHIFT,sleep=off") ;;
-tcg-mt) accel_args=(-accel tcg,thread=multi) ;;
+tcg-mt) accel_args=(-accel "tcg,thread=multi") ;;
 *) die "unknown ACCEL '$ACCEL' (kvm, tcg-icount, tcg-mt)" ;;
 esac
 # One vCPU, or another accelerator: the system's QEMU. SMP under icount:
@@ -36,6 +34,7 @@ esac
 qemu_bin=(qemu-system-x86_64)
 smp_append=
 if [ "$ACCEL" = tcg-icount ] && [ "$SMP" != 1 ]; then
+	# shellcheck source=qemu-smp.sh
 	. "$MMLAT_ROOT/bench/qemu-smp.sh"
 	icount_smp_qemu || die "SMP=$SMP with ACCEL=tcg-icount: $ICOUNT_SMP_QEMU_WHY"
 	qemu_bin=("${ICOUNT_SMP_QEMU_CMD[@]}")
@@ -56,7 +55,7 @@ truncate -s 256M "$disk" || host_fault "cannot create the results disk $disk"
 # error reaches the guest (werror=report) instead of pausing the VM, which
 # QEMU does on ENOSPC by default: a full host disk ends the boot at once
 # rather than at the timeout.
-qemu=("${qemu_bin[@]}" "${accel_args[@]}" -smp "$SMP" -m "$MEM" -nodefaults
+qemu=("${qemu_bin[@]}" "${accel_args[@]}" -smp "$SMP" -m "$GUEST_MEM_MIB" -nodefaults
 	-display none -no-reboot -serial "file:$out/console.log"
 	-drive "file=${disk//,/,,},format=raw,if=virtio,werror=report,rerror=report"
 	-kernel "$kdir/bzImage" -initrd "$initrd"
@@ -69,7 +68,7 @@ rc=0
 # the group stops QEMU too; it runs in the background so that this trap
 # runs at once: a signal here (the matrix stopping, or its parent-death
 # signal) ends QEMU and leaves no record of the boot.
-timeout --foreground --kill-after=5 "$TIMEOUT" "${qemu[@]}" > "$out/qemu.log" 2>&1 &
+timeout --foreground --kill-after=5 "$CELL_TIMEOUT" "${qemu[@]}" > "$out/qemu.log" 2>&1 &
 qemu_pid=$!
 trap 'kill -TERM "$qemu_pid" 2>/dev/null; wait "$qemu_pid"; exit 143' INT TERM HUP
 wait "$qemu_pid" || rc=$?
@@ -84,7 +83,7 @@ if grep -q 'mmlat-runner: FAIL' "$con"; then
 elif splat=$(first_splat "$con"); then
 	cause="kernel: $splat"
 elif [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
-	cause="hang: no result within ${TIMEOUT}s wall time (last console line: $(tail -n 1 "$con" | tr -d '\r'))"
+	cause="hang: no result within ${CELL_TIMEOUT}s wall time (last console line: $(tail -n 1 "$con" | tr -d '\r'))"
 elif [ $rc -ne 0 ]; then
 	cause="qemu exited with $rc: $(tail -n 1 "$out/qemu.log")"
 elif ! grep -q 'mmlat-runner: done' "$con"; then
@@ -109,8 +108,10 @@ rm -f "$disk" "$out/tar.log"
 runner_start=$(sed -n 's/.*mmlat-runner: start uptime=\([0-9.]*\).*/\1/p' "$con" | head -n 1)
 status=ok
 [ -z "$cause" ] || status=failed
-record write status="$status" cause="$cause" wall_seconds:="$wall" \
+if ! record write status="$status" cause="$cause" wall_seconds:="$wall" \
 	guest_seconds_to_runner:="${runner_start:-null}" accel="$ACCEL" \
-	qemu_binary="${qemu_bin[0]}" qemu="$qemu_version" > "$out/boot.json.tmp" &&
-	mv "$out/boot.json.tmp" "$out/boot.json" || host_fault "cannot write $out/boot.json"
+	qemu_binary="${qemu_bin[0]}" qemu="$qemu_version" > "$out/boot.json.tmp" ||
+   ! mv "$out/boot.json.tmp" "$out/boot.json"; then
+	host_fault "cannot write $out/boot.json"
+fi
 [ -z "$cause" ] || { log "boot failed: $cause"; exit 1; }

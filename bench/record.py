@@ -1,15 +1,15 @@
 #!/usr/bin/python3
-"""The JSON records of a run (meta.json, cell.json, build.json), written
-and read by a serializer, so that no value (a console cause, a QEMU path,
-a tool's version line) can break a file or be misread.
+"""The shell leaves' small JSON records (a boot's boot.json, a fetched
+package's package.json, the accelerator probe's cache), written and read by
+a serializer, so that no value (a console cause, a QEMU path, a tool's
+version line) can break a file or be misread. A run's own records are the
+orchestrator's (bench/plan/model.py).
 
   record.py write ARG...      one JSON object on stdout, its keys in the
                               order given: KEY=STRING, KEY:=JSON (a number,
                               list or object; a number bc prints, as .5,
                               too), KEY[]=STRING and KEY[]:=JSON append to
-                              the list KEY, @FILE every key of the object
-                              in FILE (a boot's boot.json into its
-                              cell.json)
+                              the list KEY
   record.py get FILE KEY      the value of KEY (a string as it is, anything
                               else as JSON) on stdout; exit 3, naming the
                               key on stderr, if FILE has no KEY; KEY/SUB
@@ -29,10 +29,6 @@ def parse_json(value):
 def write(args):
     doc = {}
     for arg in args:
-        if arg.startswith("@"):
-            with open(arg[1:]) as f:
-                doc.update(json.load(f))
-            continue
         if "=" not in arg:
             raise SystemExit("record.py write: %r is not KEY=VALUE" % arg)
         key, value = arg.split("=", 1)

@@ -2,16 +2,21 @@
 # Build the guest initramfs images.
 #
 #   base: busybox, cyclictest and stress-ng with their shared libraries,
-#         our workload drivers and the runner as /init. The same for every
+#         our workload drivers, the runner as /init and its console
+#         shipper (guest/console-results.sh). The same for every
 #         variant, and byte-for-byte reproducible (sorted entries, zero
 #         mtimes, root ownership).
 #   module (per variant): the guest modules (calibration, windows) built
 #         against that variant's kernel, appended to the base at boot (the
 #         kernel unpacks concatenated cpio archives in order).
 #
-# usage: guest/initramfs.sh base OUT.cpio
-#        guest/initramfs.sh module VARIANT OUT.cpio
+# usage: guest/initramfs.sh base OUT.cpio ETC_DIR
+#          ETC_DIR: the runner's knobs.conf and workloads.conf, generated
+#          from the registries (python3 -m plan guest-config ETC_DIR)
+#        guest/initramfs.sh module OBJ_DIR OUT.cpio
+#          OBJ_DIR: the variant kernel's object folder
 set -euo pipefail
+# shellcheck source=../bench/lib.sh
 . "$(dirname "$0")/../bench/lib.sh"
 
 GUEST_TOOLS="busybox cyclictest stress-ng"
@@ -36,7 +41,7 @@ copy_with_libs() {
 }
 
 build_base() {
-	local out=$1 root tool path
+	local out=$1 etc=$2 root tool path
 	# Work dirs belong to this output, so concurrent runs never share one.
 	root=$out.root.$$
 	rm -rf "$root"
@@ -59,21 +64,24 @@ build_base() {
 	install -m 755 "$out.workloads.$$"/mmlat-* "$root/bin/"
 	rm -rf "$out.workloads.$$"
 	install -m 755 "$MMLAT_ROOT/guest/runner.sh" "$root/init"
-	# the knobs' defaults and allowed values, which the runner checks its job against
-	install -D -m 644 "$MMLAT_ROOT/bench/knobs.conf" "$root/etc/mmlat/knobs.conf"
+	# the runner's results on the console, for hosts that keep only the
+	# serial log (mmlat.ship=console)
+	install -m 755 "$MMLAT_ROOT/guest/console-results.sh" "$root/bin/mmlat-console-results"
+	# the job keys' defaults and allowed values, which the runner checks its
+	# job against, and the workloads it runs
+	install -D -m 644 "$etc/knobs.conf" "$root/etc/mmlat/knobs.conf"
+	install -D -m 644 "$etc/workloads.conf" "$root/etc/mmlat/workloads.conf"
 	pack "$root" "$out"
 	rm -rf "$root"
-	log "base initramfs: ${out#$MMLAT_ROOT/} ($(du -h "$out" | cut -f1), sha256 $(sha256sum "$out" | cut -c1-12))"
+	log "base initramfs: ${out#"$MMLAT_ROOT"/} ($(du -h "$out" | cut -f1), sha256 $(sha256sum "$out" | cut -c1-12))"
 }
 
 build_module() {
-	local variant=$1 out=$2 obj src root
-	obj=$("$PYTHON" "$MMLAT_ROOT/bench/record.py" get "$KERNELS_DIR/$variant/build.json" obj_dir 2>/dev/null) ||
-		true
-	[ -n "$obj" ] && [ -d "$obj" ] || die "kernel '$variant' is not built: run make kernels"
+	local obj=$1 out=$2 src root
+	[ -f "$obj/Module.symvers" ] || die "no kernel built in $obj: run make kernels"
 	root=$out.root.$$
 	rm -rf "$root"
-	log "guest image: building ${GUEST_MODULES// /, } against ${obj#$MMLAT_ROOT/}"
+	log "guest image: building ${GUEST_MODULES// /, } against ${obj#"$MMLAT_ROOT"/}"
 	for mod in $GUEST_MODULES; do
 		src=$out.src.$$/$mod
 		rm -rf "$src"
@@ -83,7 +91,7 @@ build_module() {
 		# and the headers both modules share
 		cp "$MMLAT_ROOT/guest/classes.txt" "$MMLAT_ROOT"/guest/modules/include/*.h "$src/"
 		make -s -C "$obj" M="$src" ARCH=x86_64 CC="ccache gcc" modules >&2 ||
-			die "module $mod does not build against '$variant'"
+			die "module $mod does not build against ${obj#"$MMLAT_ROOT"/}"
 		install -D -m 644 "$src/$mod.ko" "$root/lib/mmlat/$mod.ko"
 	done
 	pack "$root" "$out"
@@ -91,7 +99,7 @@ build_module() {
 }
 
 case ${1:-} in
-base) [ $# -eq 2 ] || die "usage: $0 base OUT.cpio"; build_base "$(realpath -m "$2")" ;;
-module) [ $# -eq 3 ] || die "usage: $0 module VARIANT OUT.cpio"; build_module "$2" "$(realpath -m "$3")" ;;
-*) die "usage: $0 base OUT.cpio | module VARIANT OUT.cpio" ;;
+base) [ $# -eq 3 ] || die "usage: $0 base OUT.cpio ETC_DIR"; build_base "$(realpath -m "$2")" "$3" ;;
+module) [ $# -eq 3 ] || die "usage: $0 module OBJ_DIR OUT.cpio"; build_module "$2" "$(realpath -m "$3")" ;;
+*) die "usage: $0 base OUT.cpio ETC_DIR | module OBJ_DIR OUT.cpio" ;;
 esac

@@ -4,16 +4,15 @@
 # the raw virtio disk /dev/vda, and reboots (QEMU runs with -no-reboot, so
 # that ends the VM).
 #
-# Job keys: workload (munmap|exit|truncate|fork|mixed|imap|reclaim|anonchain|
-# sng-<recipe>|idle|probe), params (our drivers' parameters,
-# KEY=VALUE[,KEY=VALUE...], each passed as the option -KEY VALUE after the
-# runner's own; the host checks them against bench/workloads.conf; absent
-# for a plain workload), duration (s), size_mib (workload region), trace
-# (full|max|windows|none), calib (e.g. "preempt/irq:200/1000x3,ptl:50", see
-# calib_windows), seed (the repeat index: see seed_offset). Defaults and
-# allowed values: /etc/mmlat/knobs.conf, the host's bench/knobs.conf; a
-# value it does not allow fails the boot, naming the key, the value and
-# what is allowed.
+# Job keys (JOB_KEYS of /etc/mmlat/knobs.conf, generated from the host's
+# registries, bench/plan/): workload (a name of /etc/mmlat/workloads.conf,
+# or probe), params (a driver's parameters, KEY=VALUE[,KEY=VALUE...], each
+# passed as the option -KEY VALUE after the runner's own; the host checks
+# them; absent for a plain workload), seed (the repeat index: see
+# seed_offset), calib (the windows to inject, see calib_windows), and the
+# knobs' keys (KNOB_KEYS: duration, size_mib, trace), whose defaults and
+# allowed values knobs.conf gives; a value it does not allow fails the
+# boot, naming the key, the value and what is allowed.
 set -eu
 
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin
@@ -21,6 +20,7 @@ T=/sys/kernel/tracing
 OUT=/out
 CMDLINE=${MMLAT_CMDLINE:-/proc/cmdline}
 KNOBS=${MMLAT_KNOBS:-/etc/mmlat/knobs.conf}
+WORKLOADS=${MMLAT_WORKLOADS:-/etc/mmlat/workloads.conf}
 
 say() { echo "mmlat-runner: $*" > /dev/console; }
 
@@ -69,13 +69,13 @@ setup_zram_swap() {
 	swapon /dev/zram0 || fail "swapon /dev/zram0 failed"
 }
 
-# What a workload needs from the kernel beyond what every one gets, set up
-# before anything is measured.
+# What a workload needs from the kernel beyond what every one gets (its
+# row's NEEDS in workloads.conf), set up before anything is measured.
 prepare_workload() {
-	case $workload in
-	reclaim)
+	case ,$needs, in
+	*,memcg-swap,*)
 		grep -qw memory /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null ||
-			fail "reclaim needs cgroup v2 with the memory controller (CONFIG_CGROUPS, CONFIG_MEMCG)"
+			fail "$workload needs cgroup v2 with the memory controller (CONFIG_CGROUPS, CONFIG_MEMCG)"
 		setup_zram_swap
 		;;
 	esac
@@ -97,20 +97,22 @@ job_int() {
 	case $2 in
 	''|*[!0-9]*|0?*) fail "job key $1='$2' is not allowed: an integer in ${3% *}..${3#* }" ;;
 	esac
-	[ "$2" -ge "${3% *}" ] && [ "$2" -le "${3#* }" ] ||
+	if [ "$2" -lt "${3% *}" ] || [ "$2" -gt "${3#* }" ]; then
 		fail "job key $1='$2' is not allowed: an integer in ${3% *}..${3#* }"
+	fi
 }
 
 read_job() {
-	workload=idle params= duration=$(knob DURATION_DEFAULT) trace=$(knob TRACE_DEFAULT)
-	calib= seed=1 size_mib=$(knob SIZE_MIB_DEFAULT)
+	workload=idle params='' seed=1 calib=''
+	duration=$(knob DURATION_DEFAULT) size_mib=$(knob SIZE_MIB_DEFAULT) trace=$(knob TRACE_DEFAULT)
+	# shellcheck disable=SC2013 # the command line is words
 	for arg in $(cat "$CMDLINE"); do
 		case $arg in
 		mmlat.*=*)
 			key=${arg#mmlat.}
 			key=${key%%=*}
-			case $key in
-			workload|params|duration|trace|calib|seed|size_mib) eval "$key=\${arg#*=}" ;;
+			case " $(knob JOB_KEYS) " in
+			*" $key "*) eval "$key=\${arg#*=}" ;;
 			*) fail "unknown job key '$key' on the kernel command line" ;;
 			esac
 			;;
@@ -118,12 +120,26 @@ read_job() {
 	done
 	# probe: the accelerator probe's boot (bench/accel.sh)
 	job_one_of workload "$workload" "$(knob WORKLOAD_NAMES) probe"
-	job_one_of trace "$trace" "$(knob TRACE_VALUES)"
-	job_int duration "$duration" "$(knob DURATION_RANGE)"
+	for key in $(knob KNOB_KEYS); do
+		name=$(upper "$key")
+		eval "value=\$$key"
+		# shellcheck disable=SC2154 # assigned by the eval
+		if [ -n "$(knob "${name}_VALUES")" ]; then
+			job_one_of "$key" "$value" "$(knob "${name}_VALUES")"
+		else
+			job_int "$key" "$value" "$(knob "${name}_RANGE")"
+		fi
+	done
 	job_int seed "$seed" "0 999999999"
-	job_int size_mib "$size_mib" "$(knob SIZE_MIB_RANGE)"
+	# the workload's row: NAME KIND NEEDS [STRESS-NG ARGUMENTS]
+	kind=probe needs=- recipe=
+	[ "$workload" = probe ] || read -r _ kind needs recipe <<-ROW
+	$(grep "^$workload " "$WORKLOADS")
+	ROW
 	ncpu=$(grep -c ^processor /proc/cpuinfo)
 }
+
+upper() { echo "$1" | tr '[:lower:]' '[:upper:]'; }
 
 ship() {
 	sync
@@ -139,11 +155,11 @@ setup_window_hist() {
 	kind=$1 dis=$2 ena=$3
 	echo "mmlat_${kind} u64 lat; s32 caller; s32 parent" >> $T/synthetic_events
 	echo "hist:keys=common_cpu:ts0=common_timestamp.usecs:c0=caller_offs:p0=parent_offs" \
-		> $T/events/preemptirq/$dis/trigger
+		> "$T/events/preemptirq/$dis/trigger"
 	echo "hist:keys=common_cpu:lat=common_timestamp.usecs-\$ts0:c=\$c0:p=\$p0:onmatch(preemptirq.$dis).trace(mmlat_${kind},\$lat,\$c,\$p)" \
-		> $T/events/preemptirq/$ena/trigger
+		> "$T/events/preemptirq/$ena/trigger"
 	echo "hist:keys=lat,caller,parent:sort=lat:size=32768" \
-		> $T/events/synthetic/mmlat_${kind}/trigger
+		> "$T/events/synthetic/mmlat_${kind}/trigger"
 }
 
 # Windows (trace=windows): the mmlat_windows module aggregates every
@@ -210,14 +226,12 @@ collect_tracing() {
 	echo nop > $T/current_tracer
 }
 
-# stress-ng recipes: standard mm load to set beside our own drivers.
+# A stress-ng recipe's arguments, NCPU the guest's CPUs: standard mm load
+# to set beside our own drivers.
 stress_ng_args() {
-	case $1 in
-	mm) echo "--mmap $ncpu --mmap-bytes 32M --munmap $ncpu --brk 1 --mremap 1 --madvise 1" ;;
-	fork) echo "--fork $ncpu --vm 1 --vm-bytes 32M" ;;
-	vm) echo "--vm $ncpu --vm-bytes 64M --vm-method all" ;;
-	*) fail "unknown stress-ng recipe '$1'" ;;
-	esac
+	for word in $recipe; do
+		if [ "$word" = NCPU ]; then printf '%s ' "$ncpu"; else printf '%s ' "$word"; fi
+	done
 }
 
 # mmlat.params "n=256,x=2" as our driver's options "-n 256 -x 2", in
@@ -249,26 +263,26 @@ seed_offset() {
 
 start_workload() {
 	workload_pid=
-	case $workload in
-	munmap|exit|truncate|fork|mixed|imap|reclaim|anonchain) param_options ;;
+	case $kind in
+	driver) param_options ;;
 	*) [ -z "$params" ] || fail "workload '$workload' takes no parameters (params=$params)" ;;
 	esac
-	case $workload in
+	case $kind in
 	idle) ;;
-	munmap|exit|truncate|fork|mixed|imap|reclaim|anonchain)
+	driver)
 		# shellcheck disable=SC2086
 		/bin/mmlat-$workload -d "$duration" -s "$size_mib" -S "$seed" $param_opts \
 			> $OUT/workload.txt 2> $OUT/workload.err &
 		workload_pid=$!
 		;;
-	sng-*)
+	stress-ng)
 		# shellcheck disable=SC2046
-		stress-ng $(stress_ng_args "${workload#sng-}") -t "${duration}s" \
+		stress-ng $(stress_ng_args) -t "${duration}s" \
 			--seed "$seed" --metrics-brief --yaml $OUT/stress-ng.yaml \
 			> $OUT/workload.err 2>&1 &
 		workload_pid=$!
 		;;
-	*) fail "unknown workload '$workload'" ;;
+	*) fail "workload '$workload' has no row in $WORKLOADS" ;;
 	esac
 }
 
@@ -285,24 +299,18 @@ load_calibration() {
 	windows_args="sites=mmlat_calib_ptl_hold"
 }
 
-# The windows to inject, one kind:us a word. "preempt/irq:200/1000x3" is
-# preempt and irq windows of 200 and 1000 us, in 3 rounds; within a round
-# the kinds alternate at each length, so whatever drifts over the run
-# reaches every kind and length alike. analysis/mmlat/calibrate.py
-# (parse_request) expands it the same way.
+# The windows to inject, one kind:us a word, from mmlat.calib: the host
+# (bench/plan/calib.py) expands CALIB into one letter per kind and the
+# length, comma-separated (p200,i200,...), and knobs.conf's CALIB_KINDS
+# names each letter's kind.
 calib_windows() {
-	for item in $(echo "$calib" | tr ',' ' '); do
-		kinds=${item%%:*} lengths=${item#*:} rounds=1
-		case $lengths in
-		*x*) rounds=${lengths##*x} lengths=${lengths%x*} ;;
-		esac
-		for _ in $(seq "$rounds"); do
-			for us in $(echo "$lengths" | tr / ' '); do
-				for kind in $(echo "$kinds" | tr / ' '); do
-					echo "$kind:$us"
-				done
-			done
+	for w in $(echo "$calib" | tr ',' ' '); do
+		letter=${w%"${w#?}"} kind=
+		for pair in $(knob CALIB_KINDS); do
+			[ "${pair%%:*}" != "$letter" ] || kind=${pair#*:}
 		done
+		[ -n "$kind" ] || fail "calibration window '$w': no kind '$letter' in CALIB_KINDS"
+		echo "$kind:${w#?}"
 	done
 }
 
@@ -359,8 +367,8 @@ inject_calibration() {
 # cyclictest has locked its memory and started its measuring threads.
 wait_measuring() {
 	tries=0
-	until [ "$(awk '/^Threads:/ {print $2}' /proc/$1/status 2>/dev/null || echo 0)" -gt "$ncpu" ] &&
-	      [ "$(awk '/^VmLck:/ {print $2}' /proc/$1/status 2>/dev/null || echo 0)" -gt 0 ]; do
+	until [ "$(awk '/^Threads:/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0)" -gt "$ncpu" ] &&
+	      [ "$(awk '/^VmLck:/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0)" -gt 0 ]; do
 		kill -0 "$1" 2>/dev/null || fail "cyclictest exited at start: $(tail -n 3 $OUT/cyclictest.log)"
 		tries=$((tries + 1))
 		[ $tries -lt 600 ] || fail "cyclictest did not start measuring within 60 s"
@@ -374,7 +382,7 @@ main() {
 	say "start uptime=$(cut -d' ' -f1 /proc/uptime) workload=$workload duration=$duration"
 	mkdir -p $OUT
 	echo "0" > /proc/sys/kernel/printk_ratelimit 2>/dev/null || true
-	[ "$workload" = probe ] && { echo ok > $OUT/status; ship; trap - EXIT; say done; reboot -f; }
+	[ "$workload" = probe ] && { echo ok > $OUT/status; ship; trap - EXIT; say "done"; reboot -f; }
 	printf 'workload=%s\nduration=%s\ntrace=%s\ncalib=%s\nncpu=%s\nseed=%s\n' \
 		"$workload" "$duration" "$trace" "$calib" "$ncpu" "$seed" > $OUT/job.env
 	[ -z "$params" ] || echo "params=$params" >> $OUT/job.env

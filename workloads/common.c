@@ -48,7 +48,7 @@ static void on_signal(int sig)
 static void usage(const char *prog)
 {
 	fprintf(stderr,
-		"usage: %s [-d SECONDS] [-s MIB] [-S SEED] [-t|-p|-n N] [-f DIR]\n",
+		"usage: %s -d SECONDS [-s MIB] [-S SEED] [-t|-p|-n N] [-f DIR]\n",
 		prog);
 	exit(2);
 }
@@ -104,8 +104,8 @@ void mm_parse(int argc, char **argv, struct mm_opts *o, const char *extra)
 	int c;
 
 	strncat(optstr, extra, sizeof(optstr) - strlen(optstr) - 1);
-	/* DURATION_DEFAULT in bench/knobs.conf; the runner always passes -d */
-	o->duration = 5;
+	/* no default: the runner always passes the run's DURATION */
+	o->duration = 0;
 	o->size_mib = 64;
 	o->dir = "/dev/shm";
 	while ((c = getopt(argc, argv, optstr)) != -1) {
@@ -139,7 +139,7 @@ void mm_parse(int argc, char **argv, struct mm_opts *o, const char *extra)
 			o->own_opt(argv[0], c, optarg);
 		}
 	}
-	if (optind != argc)
+	if (optind != argc || !o->duration)
 		usage(argv[0]);
 	seed = o->seed;
 	seed_layout();

@@ -43,9 +43,28 @@
  * limit reclaims right away in the faulting task, so the rmap walks follow
  * the touching at whatever rate it runs, and nothing needs pacing;
  * memory.reclaim reclaims only when written to, in bursts whose size and
- * spacing would be one more parameter.  The leader, when a look at the
+ * spacing would be one more parameter.  Nor memory.high: it reclaims only
+ * when a charge crosses it, so a cgroup whose working set once got in
+ * above it stays there without reclaim.  The leader, when a look at the
  * file finds every page in memory, sleeps a millisecond before the next
  * (a bound on how long a reclaimed page stays out, not a rate).
+ *
+ * Every page here is touched through several mappings (the readers', the
+ * file's N), so a page that two of them touched before it was scanned on
+ * the inactive list is activated, and the cgroup's few thousand pages can all
+ * turn active within some tens of milliseconds.  Reclaim then has only
+ * the active list to work on, and it ages that list (shrink_active_list())
+ * only when the cgroup's statistics say the inactive list is short
+ * (inactive_is_low()).  6.1 flushes those statistics in reclaim itself;
+ * 6.12 and 7.3 flush them there only when the kernel's flusher, every 2 s,
+ * is late (mem_cgroup_flush_stats_ratelimited()), so for up to 2 s their
+ * reclaim goes by the counts of before the turn, scans nothing, and after
+ * its retries the charge OOM-kills the leader.  Hence the driver reads the
+ * cgroup's memory.stat every STAT_REFRESH_US while the leader runs: the
+ * read flushes the statistics on every version, so reclaim goes by
+ * current counts on 6.12 and 7.3 as it does on 6.1.  stat_refreshes and
+ * stat_refresh_s say how often that ran and how long it took, on the one
+ * vCPU the workload runs on.
  *
  * The driver itself stays outside the cgroup: it checks that -g DIR
  * (default /sys/fs/cgroup) is a cgroup v2 directory whose children get the
@@ -59,10 +78,11 @@
  * file_majflt and file_minflt are the leader's own faults (getrusage())
  * over the same time, after the file's first population, which took
  * file_fill_s seconds.  bytes is what the readers and the leader read.
- * pgscan, pgsteal, workingset_refault_* and oom_kill are the cgroup's
- * (memory.stat, memory.events); pswpin and pswpout the whole system's
- * over the run (/proc/vmstat), printed only when the kernel counts them
- * (CONFIG_VM_EVENT_COUNTERS).
+ * pgscan, pgsteal, pgrefill (pages scanned on the active list),
+ * pgactivate, pgdeactivate, workingset_refault_* and oom_kill are the
+ * cgroup's (memory.stat, memory.events); pswpin and pswpout the whole
+ * system's over the run (/proc/vmstat), printed only when the kernel
+ * counts them (CONFIG_VM_EVENT_COUNTERS).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -73,6 +93,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/magic.h>
 #include <sys/mman.h>
@@ -450,6 +471,68 @@ static void run_leader(const char *cgroup, const struct mm_opts *o,
 }
 
 /*
+ * How often the driver reads the cgroup's memory.stat while the leader
+ * runs (see the top of the file): on 6.12 and 7.3 no boot of the k and n
+ * sweeps was OOM-killed at 2.5 times this period.
+ */
+#define STAT_REFRESH_US	20000
+
+/* The reads of memory.stat while the leader ran, and their time. */
+struct stat_refresh {
+	int fd;
+	uint64_t count;
+	double secs;
+};
+
+/*
+ * Read the cgroup's memory.stat to the end and drop what it says: the
+ * read flushes the cgroup's statistics, which is all it is for.
+ */
+static void refresh_stat(struct stat_refresh *r)
+{
+	static char buf[STAT_SIZE];
+	double t0 = mm_now();
+	off_t off = 0;
+	ssize_t n;
+
+	while ((n = pread(r->fd, buf, sizeof(buf), off)) > 0)
+		off += n;
+	if (n < 0 && errno != EINTR)
+		mm_die("memory.stat");
+	r->count++;
+	r->secs += mm_now() - t0;
+}
+
+/*
+ * The leader's wait status, once it has exited; until then the cgroup's
+ * statistics are refreshed every STAT_REFRESH_US, and a stop is passed on.
+ */
+static int wait_leader(pid_t leader, struct stat_refresh *r)
+{
+	const struct timespec period = {
+		.tv_sec = STAT_REFRESH_US / 1000000,
+		.tv_nsec = STAT_REFRESH_US % 1000000 * 1000L,
+	};
+	bool stop_sent = false;
+	pid_t pid;
+	int st;
+
+	for (;;) {
+		pid = waitpid(leader, &st, WNOHANG);
+		if (pid == leader)
+			return st;
+		if (pid < 0 && errno != EINTR)
+			mm_die("waitpid");
+		if (mm_stop && !stop_sent) {
+			kill(leader, SIGTERM);
+			stop_sent = true;
+		}
+		refresh_stat(r);
+		nanosleep(&period, NULL);
+	}
+}
+
+/*
  * Readers orphaned by a leader that was killed leave on their own
  * (PR_SET_PDEATHSIG), perhaps just after the leader has been reaped.
  */
@@ -469,13 +552,14 @@ int main(int argc, char **argv)
 	static char vmstat0[STAT_SIZE], vmstat1[STAT_SIZE];
 	static char memstat[STAT_SIZE], events[STAT_SIZE];
 	struct mm_opts o = { .own_opt = own_opt };
-	char cgroup[PATH_MAX], name[32];
+	char cgroup[PATH_MAX], path[PATH_MAX], name[32];
 	size_t anon_len, file_len, limit;
 	uint64_t reader_passes = 0, ops;
 	size_t pt_max;
 	struct counters *c;
 	pid_t leader;
 	double t0, secs;
+	struct stat_refresh refresh = { 0 };
 	int i, st;
 
 	mm_parse(argc, argv, &o, "k:n:g:f:F:");
@@ -507,6 +591,10 @@ int main(int argc, char **argv)
 		rmdir(cgroup);
 		return 1;
 	}
+	path_in(path, cgroup, "memory.stat");
+	refresh.fd = open(path, O_RDONLY);
+	if (refresh.fd < 0)
+		mm_die(path);
 	read_stat("/proc/vmstat", vmstat0);
 	mm_count_pages(c->pages, 1 + nr_readers);
 	mm_setup(&o);
@@ -516,13 +604,10 @@ int main(int argc, char **argv)
 		mm_die("fork");
 	if (!leader)
 		run_leader(cgroup, &o, anon_len, file_len, c);
-	while (waitpid(leader, &st, 0) < 0) {
-		if (errno != EINTR)
-			mm_die("waitpid");
-		kill(leader, SIGTERM);
-	}
+	st = wait_leader(leader, &refresh);
 	secs = mm_now() - t0;
 	read_stat("/proc/vmstat", vmstat1);
+	close(refresh.fd);
 	read_cgroup_stat(cgroup, "memory.stat", memstat);
 	read_cgroup_stat(cgroup, "memory.events", events);
 	remove_cgroup(cgroup);
@@ -548,9 +633,15 @@ int main(int argc, char **argv)
 	printf("pgscan=%llu\npgsteal=%llu\n",
 	       stat_value(memstat, "memory.stat", "pgscan"),
 	       stat_value(memstat, "memory.stat", "pgsteal"));
+	printf("pgrefill=%llu\npgactivate=%llu\npgdeactivate=%llu\n",
+	       stat_value(memstat, "memory.stat", "pgrefill"),
+	       stat_value(memstat, "memory.stat", "pgactivate"),
+	       stat_value(memstat, "memory.stat", "pgdeactivate"));
 	printf("workingset_refault_anon=%llu\nworkingset_refault_file=%llu\n",
 	       stat_value(memstat, "memory.stat", "workingset_refault_anon"),
 	       stat_value(memstat, "memory.stat", "workingset_refault_file"));
+	printf("stat_refreshes=%llu\nstat_refresh_s=%.3f\n",
+	       (unsigned long long)refresh.count, refresh.secs);
 	printf("oom_kill=%llu\n",
 	       stat_value(events, "memory.events", "oom_kill"));
 	print_vmstat_delta(vmstat0, vmstat1, "pswpin");

@@ -28,10 +28,106 @@ OTHER = "other"
 TRACER_KIND = {"preemptoff": "preempt", "irqsoff": "irq"}
 
 _SUFFIX = re.compile(r"\.(isra|constprop|part|cold)(\.\d+)?")
+# A function's kernel versions: name@6.3-, name@-6.2, name@6.5-6.19, name@6.12.
+_RANGE = re.compile(r"^(\d+\.\d+)?(-)?(\d+\.\d+)?$")
+# The oldest kernel the tables describe: a name without a range is
+# expected from this version on.
+OLDEST = (6, 1)
 
 
 class ClassesError(ValueError):
     """guest/classes.txt has a line this analysis cannot read."""
+
+
+def parse_version(text):
+    """'7.3.4', '6.12' or '6.1.192-mmlat-mainline' -> (7, 3), (6, 12),
+    (6, 1); ValueError on anything else."""
+    m = re.match(r"^(\d+)\.(\d+)(?:[.-]|$)", text or "")
+    if not m:
+        raise ValueError("not a kernel version: %r" % text)
+    return int(m.group(1)), int(m.group(2))
+
+
+def version_text(version):
+    return "%d.%d" % version
+
+
+# The range of a function of mmlat's own guest modules: in no kernel's
+# System.map.
+GUEST = "guest"
+# The mark of a name some kernels of its versions lack.
+OPTIONAL = "?"
+
+
+@dataclass(frozen=True)
+class Name:
+    """A function a row names, and the kernel versions (X.Y, both ends
+    included; None: open) whose System.map is expected to have it; guest:
+    a function of mmlat's guest modules, expected in none; optional: some
+    kernels of those versions lack it (inlined there, or added by a
+    series), so its absence is no drift."""
+    name: str
+    since: tuple = None
+    until: tuple = None
+    guest: bool = False
+    optional: bool = False
+
+    def expected_in(self, version):
+        """Is this name expected in the System.map of a kernel of version
+        (X, Y)?  From OLDEST on when the row gives no lower end."""
+        return (not self.guest and version >= (self.since or OLDEST)
+                and (self.until is None or version <= self.until))
+
+    def spelled(self):
+        """As the table spells it: 'vma_prepare@6.3-', 'zap_pte_range?'."""
+        mark = OPTIONAL if self.optional else ""
+        if self.guest:
+            return "%s@%s" % (self.name, GUEST)
+        if self.since is None and self.until is None:
+            return self.name + mark
+        if self.since == self.until:
+            return "%s@%s%s" % (self.name, version_text(self.since), mark)
+        return "%s@%s-%s%s" % (self.name, version_text(self.since) if self.since else "",
+                               version_text(self.until) if self.until else "", mark)
+
+    def range_text(self):
+        if self.guest:
+            return "mmlat's guest modules"
+        if self.since == self.until and self.since:
+            return version_text(self.since) + " only"
+        if self.until is None:
+            return "%s on" % version_text(self.since or OLDEST)
+        return "%s to %s" % (version_text(self.since or OLDEST), version_text(self.until))
+
+
+def parse_name(token):
+    """'vma_prepare@6.3-' -> Name('vma_prepare', (6, 3), None),
+    'mw_*@guest' -> Name('mw_*', guest=True), 'zap_pte_range@-6.1?' ->
+    Name('zap_pte_range', None, (6, 1), optional=True); ValueError on a
+    range that is not X.Y, X.Y-, -X.Y, X.Y-X.Y or guest, or that is empty."""
+    optional = token.endswith(OPTIONAL)
+    name, at, span = token[:len(token) - optional].partition("@")
+    if not name:
+        raise ValueError("no function in %r" % token)
+    if not at:
+        return Name(name, optional=optional)
+    if span == GUEST and not optional:
+        return Name(name, guest=True)
+    m = _RANGE.match(span)
+    if not name or not m or not (m.group(1) or m.group(3)) or (
+            m.group(1) and m.group(3) and not m.group(2)):
+        raise ValueError("version range %r is none of X.Y, X.Y-, -X.Y, X.Y-X.Y, %s"
+                         % (span, GUEST))
+    lo = parse_version(m.group(1)) if m.group(1) else None
+    hi = parse_version(m.group(3)) if m.group(3) else None
+    if not m.group(2):
+        hi = lo
+    if lo and hi and lo > hi:
+        raise ValueError("version range %r is empty" % span)
+    if hi and hi < OLDEST:
+        raise ValueError("version range %r ends before %s, the oldest kernel the table describes"
+                         % (span, version_text(OLDEST)))
+    return Name(name, lo, hi, optional=optional)
 
 
 @dataclass(frozen=True)
@@ -40,8 +136,9 @@ class Rule:
     kind: str       # preempt, irq or any
     match: str      # opener, within or plumbing
     lock: str       # pte, i_mmap, anon_vma or None
-    functions: tuple
+    functions: tuple    # the names, matched in every kernel
     line: int
+    names: tuple = ()   # the same as Name, with their version ranges
 
     def applies_to(self, kind):
         return self.kind == "any" or kind is None or self.kind == kind
@@ -53,13 +150,14 @@ class Rule:
 
 def parse_rules(text, source="classes.txt"):
     """The rows of a classes table, in order.  Raises ClassesError with
-    the line number on a row of fewer than five columns or with an unknown
-    kind, match or lock."""
+    the line number on a row of fewer than five columns, with an unknown
+    kind, match or lock, or with a version range it cannot read."""
     rules = []
     for n, raw in enumerate(text.splitlines(), 1):
         line = raw.split("#", 1)[0].split()
         if not line:
             continue
+
         def bad(why):
             return ClassesError("%s:%d: %s: %r" % (source, n, why, raw.strip()))
         if len(line) < 5:
@@ -73,7 +171,12 @@ def parse_rules(text, source="classes.txt"):
             raise bad("lock %r is none of %s or -" % (lock, ", ".join(LOCKS)))
         if (match in FRAME_LISTS) != (cls == "-"):
             raise bad("plumbing and boundary rows, and only they, have class -")
-        rules.append(Rule(cls, kind, match, None if lock == "-" else lock, tuple(funcs), n))
+        try:
+            names = tuple(parse_name(f) for f in funcs)
+        except ValueError as e:
+            raise bad(str(e))
+        rules.append(Rule(cls, kind, match, None if lock == "-" else lock,
+                          tuple(x.name for x in names), n, names))
     return rules
 
 

@@ -36,9 +36,11 @@ import os
 import re
 import sys
 
-from . import attribute, parse
+from plan import calib
 
-KINDS = ("preempt", "irq", "spin", "ptl", "ptl_nested")
+from . import attribute, parse, records
+
+KINDS = tuple(calib.KINDS)
 
 # Where the window module records each kind: its dump, the table (window
 # kind, or the lock of a lock site) and the calibration function that opens
@@ -63,28 +65,6 @@ READING_RESOLUTION_US = {"tracer": 1.0, "windows": 0.0}
 # (a 200 us window came out at 222 us once), hence the absolute slack.
 MODULE_TOLERANCE = 0.10
 MODULE_SLACK_US = 100
-
-
-def parse_request(calib):
-    """Expand mmlat.calib as guest/runner.sh (calib_windows) does:
-    "preempt/irq:200/1000x3,ptl:50" -> [(kind, us)], the items in order,
-    each in its rounds, each round length by length, each length kind by
-    kind."""
-    out = []
-    for item in calib.split(","):
-        m = re.fullmatch(r"([a-z_/]+):([0-9/]+)(?:x([0-9]+))?", item)
-        if not m:
-            raise ValueError("bad calibration item %r: want KIND[/KIND...]:US[/US...][xROUNDS]"
-                             % item)
-        kinds = m.group(1).split("/")
-        lengths = m.group(2).split("/")
-        bad = [k for k in kinds if k not in KINDS] + [u for u in lengths if not u]
-        if bad or not int(m.group(3) or 1):
-            raise ValueError("bad calibration item %r: kinds are %s, lengths and rounds "
-                             "positive integers" % (item, ", ".join(KINDS)))
-        for _ in range(int(m.group(3) or 1)):
-            out += [(k, int(us)) for us in lengths for k in kinds]
-    return out
 
 
 def _median(vals):
@@ -201,13 +181,13 @@ def _interval_us(cyc):
     return int(m.group(1))
 
 
-def check_cell(guest_dir, requested, trace=None):
+def check_cell(guest_dir, requested, trace):
     """Check one calibration cell's guest directory.
 
-    requested: [(kind, us)] in injection order (parse_request); trace: the
-    run's TRACE (meta.json), which says what read the windows: "windows"
-    the window module's snapshots, "max" or "full" the tracer; None, for a
-    run from before meta.json recorded it, goes by the files.  Returns
+    requested: [(kind, us)] in injection order (meta.json's calibration
+    windows, plan/calib.py); trace: the run's TRACE, which says what read
+    the windows: "windows" the window module's snapshots, "max" or "full"
+    the tracer.  Returns
     (result, failures): result = {"source", "windows": [one row per window],
     "fits": {kind: fit()}, "cyclictest": {max_us, floor_us}}, failures a
     list of messages (empty when the chain is sound)."""
@@ -221,8 +201,6 @@ def check_cell(guest_dir, requested, trace=None):
         failures.append("%d windows requested, %d recorded" % (len(requested), len(got)))
     has_snaps = os.path.exists(os.path.join(guest_dir, "calib", "0.windows"))
     has_tracer = bool(got) and "tracer_us" in got[0]
-    if trace is None:
-        trace = "windows" if has_snaps else "max" if has_tracer else "none"
     source = None
     if trace == "windows" and has_snaps:
         source = "windows"
@@ -327,29 +305,16 @@ def format_result(result):
     return "\n".join(lines) + "\n"
 
 
-def _read_env(path):
-    with open(path) as f:
-        return dict(l.rstrip("\n").split("=", 1) for l in f if "=" in l)
-
-
 def _calibration_cells(run_dir):
-    """[(cell_dir, cell.json, request)] of every cell booted with
-    mmlat.calib, failed ones included (their request from the QEMU
-    command line when the guest shipped no job.env)."""
+    """[(cell_dir, its CellRecord)] of every boot with CALIB's windows,
+    failed ones included."""
     cells = []
     for root, _, files in os.walk(os.path.join(run_dir, "cells")):
-        if "cell.json" not in files:
-            continue
-        with open(os.path.join(root, "cell.json")) as f:
-            info = json.load(f)
-        job = os.path.join(root, "guest", "job.env")
-        request = _read_env(job).get("calib") if os.path.exists(job) else None
-        if request is None:
-            m = re.search(r"mmlat\.calib=(\S+)", info.get("qemu_cmdline", ""))
-            request = m and m.group(1).strip("\"'")
-        if request:
-            cells.append((root, info, request))
-    return sorted(cells)
+        if "cell.json" in files:
+            rec = records.read_cell(os.path.join(root, "cell.json"))
+            if rec.calibrated:
+                cells.append((root, rec))
+    return sorted(cells, key=lambda c: c[0])
 
 
 def check_run(run_dir, out=None):
@@ -357,28 +322,29 @@ def check_run(run_dir, out=None):
     failures, and write <run>/calibration.json.  Returns 0 when every cell
     passes, 1 when one fails, 2 when the run has no calibration cell."""
     out = out or sys.stdout
-    cells = _calibration_cells(run_dir)
+    try:
+        plan = records.read_meta(run_dir).plan
+        cells = _calibration_cells(run_dir)
+    except records.UnreadableRun as e:
+        print("mmlat: %s" % e, file=sys.stderr)
+        return 2
     if not cells:
         print("mmlat: no calibration cells under %s" % run_dir, file=sys.stderr)
         return 2
-    meta_path = os.path.join(run_dir, "meta.json")
-    trace = None
-    if os.path.exists(meta_path):
-        with open(meta_path) as f:
-            trace = json.load(f).get("trace")
     doc = {"a_tolerance": A_TOLERANCE, "b_goal_us": B_GOAL_US, "b_limit_us": B_LIMIT_US,
            "ok": True, "fits": {}, "cells": []}
     pooled = {}
-    for root, info, request in cells:
+    for root, rec in cells:
         name = os.path.relpath(root, os.path.join(run_dir, "cells"))
-        entry = {"cell": name, "variant": info.get("variant"), "workload": info.get("workload"),
-                 "repeat": info.get("repeat"), "request": request}
-        if info.get("status") != "ok":
-            result, failures = None, ["the cell failed: %s" % info.get("cause")]
+        entry = {"cell": name, "variant": rec.boot.cell.variant,
+                 "workload": rec.boot.cell.workload, "repeat": rec.boot.repeat,
+                 "request": plan.calibration.request}
+        if rec.result.status != "ok":
+            result, failures = None, ["the cell failed: %s" % rec.result.cause]
         else:
             try:
                 result, failures = check_cell(os.path.join(root, "guest"),
-                                              parse_request(request), trace)
+                                              plan.calibration.windows, plan.trace)
             except ValueError as e:
                 result, failures = None, [str(e)]
         entry.update(result or {})

@@ -2,7 +2,7 @@
 run whose configs differ (CROSS=yes: other kernel versions, other
 sources).  Each kernel's .config and the fragments it was made from are
 in the run (kernels/<variant>/config, fragments.config: bench/build.sh
-and bench/run-matrix.sh copy them there).
+and the orchestrator copy them there).
 
 What matters: every option the fragments set (the preemption model, the
 tracers and the mm options the bench config asks for), plus the options
@@ -18,7 +18,8 @@ _LINE = re.compile(r"^(CONFIG_[A-Za-z0-9_]+)=(.*)$")
 _UNSET = re.compile(r"^# (CONFIG_[A-Za-z0-9_]+) is not set")
 _FAMILIES = re.compile(
     r"^CONFIG_(PREEMPT\w*|HZ\w*|NO_HZ\w*|\w*TRACER\w*|FTRACE\w*|\w*_TRACE\w*|TRACING\w*"
-    r"|TRACE_\w*|FUNCTION_(GRAPH_)?TRACER|KPROBES\w*|LOCKDEP\w*|PROVE_\w*|DEBUG_(LOCK|ATOMIC|VM|PREEMPT)\w*"
+    r"|TRACE_\w*|FUNCTION_(GRAPH_)?TRACER|KPROBES\w*|LOCKDEP\w*|PROVE_\w*"
+    r"|DEBUG_(LOCK|ATOMIC|VM|PREEMPT)\w*"
     r"|TRANSPARENT_HUGEPAGE\w*|LRU_GEN\w*|NUMA|MEMCG\w*|SWAP|ZRAM\w*|SPLIT_PTLOCK\w*"
     r"|MMU_GATHER\w*|PER_VMA_LOCK|RCU\w*|NR_CPUS|SMP)$")
 

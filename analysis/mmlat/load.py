@@ -1,26 +1,22 @@
-"""Load a results/<run-id>/ folder (layout in results/README.md)."""
-import json
+"""Load a results/<run-id>/ folder (layout in results/README.md); its
+records through records.py, the guest's files through parse.py."""
 import os
-import sys
 import re
-from dataclasses import astuple, dataclass, fields
+import sys
+from dataclasses import astuple, dataclass
 
-from . import attribute, parse
+from plan.model import BOOT_KINDS, CALIB_CELL
+
+from . import attribute, parse, records
+from .records import UnreadableRun
 
 TRACERS = ("preemptoff", "irqsoff")
 # Every cell is booted clean (cyclictest and the workload alone) and, unless
 # TRACE=none, traced: latency and throughput come from clean boots, windows
-# and lock holds from traced ones.
-BOOTS = ("clean", "traced")
+# and lock holds from traced ones. cells/<variant>/calib/ holds make bench's
+# calibration boots, which mmlat calibrate reads: no workload of the report.
+BOOTS = BOOT_KINDS
 _REPEAT_DIR = re.compile(r"^r(\d+)$")
-# cells/<variant>/calib/ holds make bench's calibration boots (the idle job
-# with windows of known length injected, CALIB_WORKLOADS=calib): mmlat
-# calibrate reads them, and they are no workload of the report.
-CALIB_CELL = "calib"
-
-
-class UnreadableRun(ValueError):
-    """A run folder or dump this analysis cannot read; the message says why."""
 
 
 @dataclass
@@ -47,18 +43,6 @@ class TracerCounters:
                 "overflow": per(self.overflow, self.windows),
                 "lock_discarded": per(self.lock_discarded, self.holds),
                 "lock_lost": per(self.lock_lost, self.holds)}
-
-    def as_dict(self):
-        return dict({f.name: getattr(self, f.name) for f in fields(self)},
-                    rates=self.rates())
-
-
-def _json(path):
-    try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return {}
 
 
 def _exists(p):
@@ -273,14 +257,15 @@ def _module_dump(parser, path):
         raise UnreadableRun("%s: %s" % (path, e))
 
 
-def load_cell(run_dir, variant, workload, boot, rep, cell_dir, trace=None):
-    """One boot of a cell: boot is "clean" or "traced", rep the repeat N.
-    trace: the run's TRACE from meta.json, which says where a traced boot's
-    windows are (None, a run from before meta.json had it: what it has)."""
-    cell = {"variant": variant, "workload": workload, "boot": boot, "repeat": rep,
-            "dir": cell_dir, "meta": _json(os.path.join(cell_dir, "cell.json"))}
-    cell["status"] = cell["meta"].get("status", "unknown")
-    cell["cause"] = cell["meta"].get("cause")
+def load_cell(run_dir, record, cell_dir, trace):
+    """One boot: record its cell.json (plan.model.CellRecord); trace the
+    run's TRACE, which says where a traced boot's windows are."""
+    boot = record.boot
+    cell = {"variant": boot.cell.variant, "workload": boot.cell.workload, "boot": boot.kind,
+            "repeat": boot.repeat, "dir": cell_dir, "meta": record.to_json()}
+    cell["status"] = record.result.status
+    cell["cause"] = record.result.cause
+    variant = boot.cell.variant
     g = os.path.join(cell_dir, "guest")
     # cyclictest: prefer the histfile (has overflow counts), else the JSON
     lat = {}
@@ -328,7 +313,7 @@ def load_cell(run_dir, variant, workload, boot, rep, cell_dir, trace=None):
         wp = os.path.join(g, "windows", tr + ".hist")
         # hist triggers under TRACE=full only; TRACE=windows: the module's
         w = {"hist": {}, "by_class": {}, "sites": {}, "dropped": 0,
-             "present": trace in (None, "full") and _exists(wp), "max": None}
+             "present": trace == "full" and _exists(wp), "max": None}
         if w["present"]:
             d = parse.parse_hist_trigger(wp)
             w["dropped"] = d["dropped"]
@@ -390,50 +375,35 @@ def _repeat_dirs(d):
 
 
 def load_run(run_dir, skip_unreadable=False):
-    """Every boot under cells/<variant>/<workload>/<boot>/r<N>/.  Raises
-    UnreadableRun on a run in the layout without the boot level, and on a
-    boot this analysis cannot read (an older window module's format)
-    unless skip_unreadable, which leaves such a boot out and names it on
-    stderr (an older run's clean boots still give its before figures)."""
-    run = {"dir": run_dir, "meta": _json(os.path.join(run_dir, "meta.json")),
-           "cells": [], "kernels": {}}
-    kd = os.path.join(run_dir, "kernels")
-    if os.path.isdir(kd):
-        for v in sorted(os.listdir(kd)):
-            run["kernels"][v] = _json(os.path.join(kd, v, "build.json"))
+    """Every boot under cells/<variant>/<workload>/<boot>/r<N>/: run["record"]
+    is its meta.json (plan.model.Meta), run["meta"] the same as JSON, for the
+    report; run["kernels"] each variant's build.json as JSON.  Raises
+    UnreadableRun on records of a format this analysis does not read, and
+    on a boot it cannot read (an older window module's format) unless
+    skip_unreadable, which leaves such a boot out and names it on stderr
+    (an older run's clean boots still give its before figures)."""
+    meta = records.read_meta(run_dir)
+    run = {"dir": run_dir, "record": meta, "meta": meta.to_json(), "cells": [], "kernels": {}}
+    for v in meta.plan.variant_names:
+        path = os.path.join(run_dir, "kernels", v, "build.json")
+        if os.path.exists(path):
+            run["kernels"][v] = records.read_build(path).to_json()
     cdir = os.path.join(run_dir, "cells")
-    if not os.path.isdir(cdir):
-        return run
-    for v in sorted(os.listdir(cdir)):
+    for v in sorted(os.listdir(cdir)) if os.path.isdir(cdir) else []:
         for w in sorted(os.listdir(os.path.join(cdir, v))):
-            wd = os.path.join(cdir, v, w)
-            if not os.path.isdir(wd) or w == CALIB_CELL:
+            if w == CALIB_CELL:
                 continue
-            if _repeat_dirs(wd):
-                raise UnreadableRun(
-                    "%s: cells/<variant>/<workload>/r<N> is the layout of one boot per "
-                    "cell, before clean and traced boots; this analysis reads "
-                    "cells/<variant>/<workload>/<clean|traced>/r<N> (results/README.md)"
-                    % os.path.relpath(wd, run_dir))
             for boot in BOOTS:
-                bd = os.path.join(wd, boot)
-                if not os.path.isdir(bd):
-                    continue
-                for rep, path in _repeat_dirs(bd):
+                bd = os.path.join(cdir, v, w, boot)
+                for _, path in _repeat_dirs(bd) if os.path.isdir(bd) else []:
                     try:
-                        c = load_cell(run_dir, v, w, boot, rep, path,
-                                      trace=run["meta"].get("trace"))
+                        c = load_cell(run_dir, records.read_cell(os.path.join(path, "cell.json")),
+                                      path, meta.plan.trace)
                     except UnreadableRun as e:
                         if not skip_unreadable:
                             raise
                         print("skipped: %s" % e, file=sys.stderr)
                         continue
-                    # cell.json may lack the config hash: take the variant build's
-                    k = run["kernels"].get(v, {})
-                    if "config_sha256" not in c["meta"] and k.get("config_sha256"):
-                        c["meta"]["config_sha256"] = k["config_sha256"]
-                    if "accel" not in c["meta"] and run["meta"].get("accel"):
-                        c["meta"]["accel"] = run["meta"]["accel"]
                     run["cells"].append(c)
     return run
 

@@ -230,8 +230,8 @@ def workload_pages_rate(recs):
 def parse_calib(path_or_text, is_text=False):
     """guest/calib.txt: one injected window a line, `type=preempt ns=N cpu=C`."""
     text = _read(path_or_text, is_text)
-    return [{k: _num(v) for k, v in re.findall(r"(\w+)=(\S+)", l)}
-            for l in text.splitlines() if "=" in l]
+    return [{k: _num(v) for k, v in re.findall(r"(\w+)=(\S+)", line)}
+            for line in text.splitlines() if "=" in line]
 
 
 # ----------------------------------------------------------------- stress-ng

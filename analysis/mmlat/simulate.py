@@ -1,179 +1,244 @@
-"""How often the compare gate calls an A/A difference worse, and how often
-it sees a real one: data sets of per-boot values drawn with a given
-between-boot CV, compared endpoint by endpoint and corrected with Holm
-over the whole family, exactly as `mmlat compare` decides
-(stats.holm_worse).
+"""How often the verdicts are wrong, and how often they are right, by
+simulation: runs of per-boot values drawn with each primary endpoint's
+measured between-boot spread (the A/A study, results/aa-noise.json) and a
+true change given in multiples of its margin, decided exactly as the
+report and `make compare` decide (sequential.py: Welch on logs against the
+margin, Holm over the family, one look for a fixed REPEAT or REPEAT=auto's
+looks with alpha spending).
 
-Which test: stats.welch_log (Welch's t on log values), chosen by
-gate_rates() over stats.permutation_log.  With 5 boots a side a
-permutation test has 252 splits, so its smallest two-sided p is 2/252 =
-0.0079, above Holm's first threshold 0.05/19 = 0.0026 for the 19 primary
-endpoints of the default workloads: at REPEAT=5 it can never call
-anything (a permutation test needs 7 boots a side, 2/3432, before it
-can).  Welch's p is continuous.  Simulated with 19 endpoints and
-per-boot values lognormal, or Frechet (the law of a maximum) with the
-same CV; 4000 data sets (permutation: 1000), seed 0:
+Per-boot values are lognormal with the measured sd of the logs, or
+Frechet (the law of a maximum) with the same sd of the logs.  A true
+change of s margins is log(patched / baseline) = s log(1 + margin),
+patched worse.  A change exactly at the margin matters (the margin is the
+smallest change that does): there "worse" is right and "same" wrong.
+Errors, family-wise (any endpoint of a run):
 
-    boots a side                 2      3      5      8     10     20
-    gate false-positive rate (any endpoint called worse, A/A):
-      Welch, lognormal       0.006  0.010  0.015  0.019  0.020  0.021
-      Welch, Frechet         0.008  0.010  0.013  0.014  0.014  0.018
-      permutation            0      0      0      0.025  0.027  -
-    power (one endpoint 10 % higher, called worse):
-      Welch, CV 5 %, lognormal   0.003  0.02   0.16   0.55   0.75   1.00
-      Welch, CV 5 %, Frechet     0.006  0.03   0.23   0.61   0.77   0.99
-      permutation, CV 5 %        0      0      0      0.57   0.74   -
-      Welch, CV 15 %, lognormal  0.001  0.001  0.013  0.02   0.04   0.13
+* false difference: "worse" or "better" where the change is inside the
+  margin (|s| < 1), or "better" where it is worse;
+* false same: "same" where the change is at or beyond the margin.
 
-Welch keeps the family-wise rate below 5 % under both laws (on logs it
-is scale free: the A/A rate does not depend on the CV) and has the
-permutation test's power where both can decide, and some where the
-permutation test has none.  Power needs boots: at REPEAT=5 a 10 % change
-is found in 16-23 % of runs at a CV of 5 % and in about 1 % at 15 %;
-80 % power takes 12 boots a side at a CV of 5 % and about 72 at 15 %
-(boots_for_power).  analysis/tests/test_simulate.py guards these.
+The figures the README and analysis/README.md state come from
+`PYTHONPATH=analysis /usr/bin/python3 -m mmlat.simulate` (tables()), and
+analysis/tests/test_simulate.py guards them.
+
+Why Welch on logs and not a permutation test: with 5 boots a side a
+permutation test has 252 splits, its smallest two-sided p 2/252 = 0.0079,
+above Holm's first level for 18 endpoints (0.05/18 = 0.0028): at 5 boots
+a side it could decide nothing (test_stats.py).  Welch's p is continuous.
 """
 import json
 import math
 import os
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
+from plan.model import AUTO as REPEAT_AUTO
 
-from . import stats
+from . import endpoints, sequential, stats
 
-# Between-boot coefficient of variation of a primary endpoint's per-boot
-# value, two round bounds for tests that need one CV.  The A/A study
-# (results/aa-noise.json, 20 seeded boots a workload) measured, over the
-# 19 primary endpoints of the default workloads, 0.1-8.8 % for 16 of
-# them (median 2 %) and 25-44 % for truncate's cyclictest p99.9 and the
-# short anon_vma-lock windows of exit and fork; measured_cvs() reads them
-# per endpoint.
-BETWEEN_BOOT_CV_LOW = 0.05
-BETWEEN_BOOT_CV_HIGH = 0.15
 AA_STUDY = os.path.join(os.path.dirname(__file__), "..", "..", "results", "aa-noise.json")
-# The change the default REPEAT should detect.
-SHIFT = 0.10
 MODELS = ("lognormal", "frechet")
-TESTS = ("welch", "permutation")
+# The study's name of each endpoint the report compares: the zap path's
+# window is the baseline's mmu-gather (its variant has no pte-lock-zap
+# window).
+STUDY_NAME = {"zap-path window": "window max, mmu-gather"}
 
 
-@dataclass
-class GateRates:
-    """Of n_sets simulated runs: the share in which the gate called any
-    endpoint worse (with shift 0: the family-wise false-positive rate),
-    and the share in which it called the shifted endpoint worse (the
-    power; with shift 0 a false positive of that endpoint)."""
-    any_worse: float
-    shifted_worse: float
-    n_sets: int
+@dataclass(frozen=True)
+class Measured:
+    """A primary endpoint of the default workloads with the A/A study's
+    between-boot spread: sd of the log per-boot values, and the CV."""
+    workload: str
+    endpoint: str
+    sd_log: float
+    cv: float
+    margin: float
+
+    @property
+    def name(self):
+        return "%s %s" % (self.workload, self.endpoint)
 
 
-def frechet_shape(cv):
-    """The shape of the Frechet law whose coefficient of variation is cv
-    (it falls as the shape grows; finite above 2)."""
-    def cv_of(shape):
-        g1, g2 = math.gamma(1 - 1 / shape), math.gamma(1 - 2 / shape)
-        return math.sqrt(g2 - g1 * g1) / g1
-    lo, hi = 2.05, 1000.0
-    for _ in range(100):
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if cv_of(mid) > cv else (lo, mid)
-    return (lo + hi) / 2
+def study_entry(study, workload, endpoint):
+    """The A/A study's figures for an endpoint of a workload (as the study
+    names it: imap:s=1,n=64)."""
+    e = endpoints.ENDPOINTS[endpoint]
+    name = STUDY_NAME.get(endpoint) or ("window max, " + e.covers
+                                        if e.kind == "window" else endpoint)
+    return study["workloads"][workload]["endpoints"][name]
 
 
-def draw_boots(rng, model, cv, shape):
-    """Per-boot values with mean 1 and coefficient of variation cv:
-    lognormal, or Frechet, the law a boot's maximum follows when its
-    samples have a heavy tail."""
-    if np.ndim(cv):
-        # one CV per endpoint (axis 1 of shape)
-        cv = np.asarray(cv, dtype=float)[:, None]
-    if model == "lognormal":
-        sigma = np.sqrt(np.log1p(cv * cv))
-        return np.exp(rng.normal(-sigma * sigma / 2, sigma, shape))
-    if model == "frechet":
-        a = np.vectorize(frechet_shape)(cv)
-        gamma = np.vectorize(math.gamma)(1 - 1 / a)
-        return (-np.log(rng.random(shape))) ** (-1 / a) / gamma
-    raise ValueError("model %r: one of %s" % (model, ", ".join(MODELS)))
-
-
-def measured_cvs(workloads, path=AA_STUDY):
-    """The A/A study's between-boot CV of each primary endpoint of these
-    workloads, as endpoints.primary() orders them: {workload: [(endpoint
-    name, cv)]}.  The zap path's window is the baseline's mmu-gather (the
-    study's variant has no pte-lock-zap window)."""
-    from . import endpoints
+def load_study(path=AA_STUDY):
     with open(path) as f:
-        study = json.load(f)["workloads"]
-    key = {"zap-path window": "window max, mmu-gather"}
-    out = {}
+        return json.load(f)
+
+
+def measured(workloads, path=AA_STUDY):
+    """The primary endpoints of these workloads (endpoints.primary's
+    order), each with its margin and the spread the A/A study measured."""
+    study = load_study(path)
+    out = []
     for w in workloads:
-        measured = study[w]["endpoints"]
-        out[w] = []
         for e in endpoints.primary(w):
-            name = key.get(e.name) or ("window max, " + e.covers
-                                       if e.kind == "window" else e.name)
-            out[w].append((e.name, measured[name]["cv"]))
+            m = study_entry(study, w, e.name)
+            out.append(Measured(w, e.name, m["sd_log"], m["cv"], endpoints.margin(w, e.name)))
     return out
 
 
-def gate_rates(n_boots, cv, n_endpoints, shift=0.0, n_sets=400, model="lognormal",
-               test="welch", alpha=stats.ALPHA, seed=0):
-    """Simulate n_sets runs of n_endpoints endpoints with n_boots boots a
-    side (cv: one for all, or one per endpoint), the patched side of
-    endpoint 0 higher by shift (0.10: 10 %),
-    and decide each as the gate does: the test's p values, Holm over all
-    endpoints of the run, worse when the adjusted p < alpha and patched is
-    higher."""
+def draw(rng, model, sd_log, shape):
+    """Per-boot values (shape: runs, endpoints, boots) whose logarithms have
+    the sd sd_log (one per endpoint): lognormal, or Frechet, whose log is
+    a Gumbel of sd pi / (shape sqrt 6)."""
+    sd = np.asarray(sd_log, dtype=float)[:, None]
+    if model == "lognormal":
+        return np.exp(rng.normal(0.0, 1.0, shape) * sd)
+    if model == "frechet":
+        a = math.pi / (sd * math.sqrt(6))
+        return (-np.log(rng.random(shape))) ** (-1 / a)
+    raise ValueError("model %r: one of %s" % (model, ", ".join(MODELS)))
+
+
+@lru_cache(maxsize=32)
+def _levels(repeats, spent, m, alpha, spending):
+    return sequential.level_table(list(repeats), list(spent), alpha, m, spending)
+
+
+@dataclass
+class Rates:
+    """Of n_runs simulated runs with a true change of `shift` margins on
+    every endpoint: the family-wise error rates, the share of each verdict
+    per endpoint (in family order), the share of endpoints and of runs with
+    every verdict right, and the boots a side the runs stopped at (a fixed
+    REPEAT: always REPEAT)."""
+    shift: float
+    n_runs: int
+    false_difference: float
+    false_same: float
+    worse: list
+    better: list
+    same: list
+    inconclusive: list
+    right: float
+    all_right: float
+    mean_boots: float
+    boots_quartiles: tuple
+
+    def right_of(self, i):
+        """The share of runs in which endpoint i's verdict was right."""
+        if abs(self.shift) < 1:
+            return self.same[i]
+        return self.worse[i] if self.shift > 0 else self.better[i]
+
+
+def rates(family, repeats, spent, shift=0.0, n_runs=2000, model="lognormal",
+          alpha=stats.ALPHA, spending=sequential.DEFAULT_SPENDING, seed=0):
+    """Simulate n_runs runs of the family ([Measured]) decided after looks
+    at `repeats` boots a side with `spent` of the budget used (a fixed
+    REPEAT: [REPEAT], [1]; REPEAT=auto: its rounds), every endpoint's
+    patched side worse by shift margins; a run stops at the first look
+    where every endpoint is decided."""
+    m, n_max = len(family), repeats[-1]
     rng = np.random.default_rng(seed)
-    base = draw_boots(rng, model, cv, (n_sets, n_endpoints, n_boots))
-    patched = draw_boots(rng, model, cv, (n_sets, n_endpoints, n_boots))
-    patched[:, 0, :] *= 1 + shift
-    if test == "welch":
-        p, t = stats.welch_log(base, patched)
-    elif test == "permutation":
-        p, t = stats.permutation_log(base, patched, rng)
+    sd = [f.sd_log for f in family]
+    log_margin = np.array([math.log1p(f.margin) for f in family])
+    base = draw(rng, model, sd, (n_runs, m, n_max))
+    patched = draw(rng, model, sd, (n_runs, m, n_max)) * np.exp(shift * log_margin)[:, None]
+    claim = np.zeros((n_runs, len(repeats), m), dtype=int)
+    claim_p = np.zeros((n_runs, len(repeats), m))
+    for k, n in enumerate(repeats):
+        d, se, df = stats.welch_log_parts(base[..., :n], patched[..., :n])
+        claim[:, k], claim_p[:, k] = sequential.claims(*stats.margin_tests(d, se, df, log_margin))
+    levels = _levels(tuple(repeats), tuple(spent), m, alpha, spending)
+    decided_at, _ = sequential.holm_looks(claim_p, levels)
+    runs = np.arange(n_runs)[:, None]
+    final = np.where(decided_at >= 0, claim[runs, np.maximum(decided_at, 0),
+                                            np.arange(m)[None, :]], -1)
+    higher, lower, same = (final == sequential.HIGHER, final == sequential.LOWER,
+                           final == sequential.SAME)
+    if abs(shift) < 1:
+        false_difference, false_same, right = higher | lower, np.zeros_like(same), same
     else:
-        raise ValueError("test %r: one of %s" % (test, ", ".join(TESTS)))
-    worse = stats.holm_worse(p, t, alpha)
-    return GateRates(any_worse=float(worse.any(axis=-1).mean()),
-                     shifted_worse=float(worse[:, 0].mean()), n_sets=n_sets)
+        wrong_way, right_way = (lower, higher) if shift > 0 else (higher, lower)
+        false_difference, false_same, right = wrong_way, same, right_way
+    stop = np.where((decided_at >= 0).all(axis=1), decided_at.max(axis=1), len(repeats) - 1)
+    boots = np.asarray(repeats)[stop]
+    return Rates(shift=shift, n_runs=n_runs,
+                 false_difference=float(false_difference.any(axis=1).mean()),
+                 false_same=float(false_same.any(axis=1).mean()),
+                 worse=higher.mean(axis=0).tolist(), better=lower.mean(axis=0).tolist(),
+                 same=same.mean(axis=0).tolist(), inconclusive=(final < 0).mean(axis=0).tolist(),
+                 right=float(right.mean()), all_right=float(right.all(axis=1).mean()),
+                 mean_boots=float(boots.mean()),
+                 boots_quartiles=tuple(int(q) for q in np.percentile(boots, [25, 50, 75])))
 
 
-def boots_for_power(cv, n_endpoints, power=0.8, shift=SHIFT, n_sets=2000,
-                    model="lognormal", seed=0, most=400):
-    """The fewest boots a side at which the gate calls one endpoint that
-    is shift higher worse in at least `power` of the simulated runs (Welch,
-    Holm over n_endpoints); None when even `most` do not."""
-    def enough(n):
-        return gate_rates(n, cv, n_endpoints, shift, n_sets, model, seed=seed).shifted_worse >= power
-    hi = 2
-    while not enough(hi):
-        if hi >= most:
-            return None
-        hi = min(2 * hi, most)
-    lo = hi // 2
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if enough(mid) else (mid, hi)
-    return hi
+def fixed(repeat):
+    """The looks of a fixed REPEAT: one, the budget spent."""
+    return [repeat], [1.0]
 
 
-def detectable_shift(n_boots, cv, n_endpoints, power=0.8, n_sets=1000,
-                     model="lognormal", seed=0, largest=10.0):
-    """The smallest relative change (0.10: 10 %) of one endpoint that the
-    gate calls worse in at least `power` of the simulated runs with
-    n_boots boots a side (Welch, Holm over n_endpoints), to about 1 %;
-    None when even `largest` is not."""
-    def enough(shift):
-        return gate_rates(n_boots, cv, n_endpoints, shift, n_sets, model,
-                          seed=seed).shifted_worse >= power
-    if not enough(largest):
-        return None
-    lo, hi = 0.0, largest
-    while hi - lo > 0.01 * max(hi, 0.01):
-        mid = (lo + hi) / 2
-        lo, hi = (lo, mid) if enough(mid) else (mid, hi)
-    return hi
+def rounds(first, step, budget):
+    """REPEAT=auto's looks: `first` repeats, then `step` more a round, up to
+    `budget` repeats (the last look spends the budget)."""
+    reps = list(range(first, budget, step)) + [budget]
+    return reps, [r / budget for r in reps]
+
+
+# REPEAT=auto as the orchestrator runs it (plan.model.AUTO): a first look at
+# 6 repeats, 2 more a round, at most 30 (endpoints.REACHABLE_BOOTS).
+AUTO = (REPEAT_AUTO.first, REPEAT_AUTO.step, REPEAT_AUTO.budget)
+
+
+# Changes the tables show, in margins: none, half, just inside (the worst
+# case for a false "worse"), at the margin (for a false "same"), twice.
+SHIFTS = (0.0, 0.5, 0.99, 1.0, 2.0)
+# Runs a row: more where an error rate near 5 % is read (standard error
+# 0.15 points), fewer for the power.
+RUNS_ERROR, RUNS_POWER = 20000, 4000
+
+
+def tables(workloads=("munmap", "exit", "truncate", "fork"), repeat=10):
+    """The tables the READMEs quote, as text."""
+    family = measured(workloads)
+
+    def runs(shift):
+        return RUNS_ERROR if shift in (0.99, 1.0) else RUNS_POWER
+    head = ("  change  %-23s  false diff  false same  right  all right  boots a side"
+            % "rule")
+    row = "  %5gm  %-23s  %10.4f  %10.4f  %5.3f  %9.3f  %4.1f (%d/%d/%d)"
+    out = ["Fixed REPEAT=%d, the %d primary endpoints of %s with the measured spreads; "
+           "%d runs a row (%d at 0.99m and 1m):"
+           % (repeat, len(family), " ".join(workloads), RUNS_POWER, RUNS_ERROR), head]
+    fixed_rates = {}
+    for model in MODELS:
+        for s in SHIFTS:
+            r = rates(family, *fixed(repeat), shift=s, n_runs=runs(s), model=model)
+            fixed_rates[model, s] = r
+            out.append(row % (s, "REPEAT=%d, %s" % (repeat, model), r.false_difference,
+                              r.false_same, r.right, r.all_right, r.mean_boots,
+                              *r.boots_quartiles))
+    shown = (0.0, 0.5, 1.0, 2.0)
+    out += ["", "Right verdict per endpoint at REPEAT=%d (lognormal; same at 0 and m/2, "
+            "worse at m and 2m):" % repeat,
+            "  %-30s %6s %6s" % ("endpoint", "sd log", "margin")
+            + "".join(" %5s" % ("%gm" % s) for s in shown)]
+    for i, f in enumerate(family):
+        out.append("  %-30s %6.3f %6g" % (f.name, f.sd_log, f.margin) + "".join(
+            " %5.2f" % fixed_rates["lognormal", s].right_of(i) for s in shown))
+    first, step, budget = AUTO
+    out += ["", "REPEAT=auto (a look at %d repeats, then every %d more, budget %d) against "
+            "REPEAT=%d, lognormal:" % (first, step, budget, repeat), head]
+    for s in SHIFTS:
+        for label, looks, spending in (
+                ("REPEAT=%d" % repeat, fixed(repeat), sequential.DEFAULT_SPENDING),
+                ("auto, Pocock", rounds(first, step, budget), "pocock"),
+                ("auto, O'Brien-Fleming", rounds(first, step, budget), "obrien-fleming")):
+            r = rates(family, *looks, shift=s, n_runs=runs(s), spending=spending)
+            out.append(row % (s, label, r.false_difference, r.false_same, r.right,
+                              r.all_right, r.mean_boots, *r.boots_quartiles))
+    return "\n".join(out)
+
+
+if __name__ == "__main__":
+    print(tables())

@@ -1,7 +1,8 @@
 """Statistics on latency samples given as histograms {value: count} or raw
 arrays; the tests that compare per-boot values of two variants (Welch's t
-on logs, a permutation test, Holm's adjustment); the boot bootstrap of
-intervals and CCDF bands."""
+on logs, against a margin, a permutation test) and the
+distributions they need (t, normal); the boot bootstrap of intervals and
+CCDF bands."""
 import itertools
 import math
 
@@ -39,6 +40,15 @@ def _pct_sorted(vals, counts, q):
     rank = max(1, int(np.ceil(q / 100.0 * n - 1e-9)))
     cum = np.cumsum(counts)
     return float(vals[np.searchsorted(cum, rank)])
+
+
+def percentile(hist, q):
+    """The nearest-rank q-th percentile (0 < q <= 100) of histogram
+    {value: count}; None when it is empty."""
+    vals, counts = hist_to_arrays(hist)
+    if not counts.sum():
+        return None
+    return _pct_sorted(vals, counts, q)
 
 
 def summarize_hist(hist):
@@ -90,8 +100,9 @@ def t_two_sided_p(t, df):
     return _betainc(df / 2.0, np.full(df.shape, 0.5), df / (df + t * t))
 
 
-# Terms of the continued fraction: converged to double precision for the
-# half-integer parameters a Welch test up to a few hundred boots gives.
+# Terms of the continued fraction at most: converged to double precision
+# for the half-integer parameters a Welch test up to a few hundred boots
+# gives (the loop stops as soon as every element has).
 BETAINC_TERMS = 300
 
 
@@ -112,37 +123,125 @@ def _betainc(a, b, x):
     d = 1 / nonzero(1 - (a + b) * x / (a + 1))
     f = d.copy()
     for m in range(1, BETAINC_TERMS):
+        step = np.ones_like(x)
         for num in (m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
                     -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))):
             d = 1 / nonzero(1 + num * d)
             c = nonzero(1 + num / c)
             f = f * c * d
+            step = step * c * d
+        # every element converged: further terms change nothing
+        if np.all(np.abs(step - 1) < 1e-15):
+            break
     r = np.where(x <= 0, 0.0, np.where(x >= 1, 1.0, front * f))
     return np.where(flip, 1 - r, r)
 
 
-def welch_log(base, patched):
-    """Welch's t test on the logarithms of per-boot values: the test the
-    report's verdicts use (simulate.py shows why).  base, patched: arrays
-    (..., boots) of positive values.  Returns (p, t): the two-sided p value
-    and the t statistic (> 0: patched higher) over the leading axes; p is
-    NaN where a side has fewer than 2 boots or neither side varies (an
-    icount boot can repeat the last one exactly: no spread, no test)."""
+def t_sf(t, df):
+    """P(T >= t) for Student's T with df degrees of freedom, from the
+    two-sided p: its small tail keeps its precision far out."""
+    t = np.asarray(t, dtype=float)
+    half = t_two_sided_p(np.abs(t), df) / 2
+    return np.where(t >= 0, half, 1 - half)
+
+
+def t_quantile(p, df, largest=1e4):
+    """The t with P(T >= t) = p (0 < p < 1/2), elementwise, by bisection on
+    t_sf: the one-sided critical value of a level-p test."""
+    p, df = np.broadcast_arrays(np.asarray(p, dtype=float), np.asarray(df, dtype=float))
+    lo, hi = np.zeros(p.shape), np.full(p.shape, largest)
+    for _ in range(56):
+        mid = (lo + hi) / 2
+        above = t_sf(mid, df) > p
+        lo, hi = np.where(above, mid, lo), np.where(above, hi, mid)
+    return (lo + hi) / 2
+
+
+def normal_sf(z):
+    """P(Z >= z) for a standard normal Z, elementwise: the Chebyshev fit
+    of erfc of Numerical Recipes (relative error under 1.2e-7 everywhere,
+    tails included), since numpy has no erf."""
+    x = np.asarray(z, dtype=float) / math.sqrt(2)
+    a = np.abs(x)
+    t = 1 / (1 + 0.5 * a)
+    poly = 0.0
+    for coef in (0.17087277, -0.82215223, 1.48851587, -1.13520398, 0.27886807,
+                 -0.18628806, 0.09678418, 0.37409196, 1.00002368, -1.26551223):
+        poly = coef + t * poly
+    erfc = t * np.exp(-a * a + poly)
+    return np.where(x >= 0, erfc, 2 - erfc) / 2
+
+
+def normal_quantile(p):
+    """The z with P(Z >= z) = p (0 < p < 1), elementwise, by bisection."""
+    p = np.asarray(p, dtype=float)
+    lo, hi = np.full(p.shape, -40.0), np.full(p.shape, 40.0)
+    for _ in range(56):
+        mid = (lo + hi) / 2
+        above = normal_sf(mid) > p
+        lo, hi = np.where(above, mid, lo), np.where(above, hi, mid)
+    return (lo + hi) / 2
+
+
+def welch_log_parts(base, patched):
+    """Welch's comparison of the logarithms of per-boot values, in parts:
+    the difference of the mean logs (patched - base: the log of the ratio
+    of geometric means), its standard error and Welch's degrees of
+    freedom, over the leading axes of base and patched (..., boots).  All
+    three NaN where a side has fewer than 2 boots or neither side varies
+    (an icount boot can repeat the last one exactly: no spread, no test);
+    one side without spread (a window below the floor in every boot) is
+    tested with the other side's."""
     lb, lp = np.log(np.asarray(base, dtype=float)), np.log(np.asarray(patched, dtype=float))
     nb, npch = lb.shape[-1], lp.shape[-1]
+    shape = np.broadcast_shapes(lb.shape[:-1], lp.shape[:-1])
     if min(nb, npch) < 2:
-        shape = np.broadcast_shapes(lb.shape[:-1], lp.shape[:-1])
-        return np.full(shape, np.nan), np.full(shape, np.nan)
+        return tuple(np.full(shape, np.nan) for _ in range(3))
     vb, vp = lb.var(axis=-1, ddof=1) / nb, lp.var(axis=-1, ddof=1) / npch
     se2 = vb + vp
     # equal values exactly, not a variance that rounding left above zero
     varies = (np.ptp(lb, axis=-1) > 0) | (np.ptp(lp, axis=-1) > 0)
     with np.errstate(divide="ignore", invalid="ignore"):
-        t = (lp.mean(axis=-1) - lb.mean(axis=-1)) / np.sqrt(se2)
         df = se2 ** 2 / (vb ** 2 / (nb - 1) + vp ** 2 / (npch - 1))
-    t = np.where(varies, t, np.nan)
-    return np.where(varies, t_two_sided_p(np.nan_to_num(t), np.nan_to_num(df, nan=1.0)),
-                    np.nan), t
+    d = lp.mean(axis=-1) - lb.mean(axis=-1)
+    return (np.where(varies, d, np.nan), np.where(varies, np.sqrt(se2), np.nan),
+            np.where(varies, df, np.nan))
+
+
+def welch_log(base, patched):
+    """Welch's t test on the logarithms of per-boot values (the test the
+    verdicts build on: simulate.py).  base, patched: arrays (..., boots)
+    of positive values.  Returns (p, t): the two-sided p value and the t
+    statistic (> 0: patched higher) over the leading axes; NaN where
+    welch_log_parts has no test."""
+    d, se, df = welch_log_parts(base, patched)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = d / se
+    p = t_two_sided_p(np.nan_to_num(t), np.nan_to_num(df, nan=1.0))
+    return np.where(np.isnan(t), np.nan, p), t
+
+
+def margin_tests(d, se, df, log_margin):
+    """The one-sided Welch tests of a change against a margin, on the log
+    scale (d, se, df: welch_log_parts; log_margin: log(1 + margin)), as p
+    values of the three claims a verdict can make:
+
+    * higher: the change is beyond +margin (H0: d <= +log_margin);
+    * lower: beyond -margin (H0: d >= -log_margin);
+    * same: within +-margin, the two one-sided tests (TOST) of H0: d <=
+      -log_margin and H0: d >= +log_margin, p the larger of the two.
+
+    A level-a test of a claim is p <= a, which is the 1 - 2a interval
+    [d - t_a se, d + t_a se] lying inside the claim's region.  NaN where
+    there is no test."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        above = (d - log_margin) / se       # > 0: beyond +margin
+        below = (d + log_margin) / se       # < 0: beyond -margin
+    p_higher = t_sf(above, df)
+    p_lower = t_sf(-below, df)
+    p_same = np.maximum(t_sf(below, df), t_sf(-above, df))
+    none = np.isnan(above)
+    return tuple(np.where(none, np.nan, p) for p in (p_higher, p_lower, p_same))
 
 
 def permutation_log(base, patched, rng, exact_limit=20000, n_random=4000):
@@ -170,30 +269,9 @@ def permutation_log(base, patched, rng, exact_limit=20000, n_random=4000):
     return p, observed
 
 
-# The family-wise error rate the verdicts keep: `make compare` is a gate.
+# The family-wise error rate the verdicts keep (sequential.py: Holm over
+# the primary endpoints): `make compare` is a gate.
 ALPHA = 0.05
-
-
-def holm(p):
-    """Holm's step-down adjustment of p values along the last axis: reject
-    where the adjusted p is below alpha, and the family-wise error rate is
-    at most alpha.  NaN (no test) counts as 1, and counts in the family."""
-    p = np.nan_to_num(np.asarray(p, dtype=float), nan=1.0)
-    m = p.shape[-1]
-    order = np.argsort(p, axis=-1, kind="stable")
-    ranked = np.take_along_axis(p, order, axis=-1) * (m - np.arange(m))
-    adjusted = np.minimum(np.maximum.accumulate(ranked, axis=-1), 1.0)
-    out = np.empty_like(adjusted)
-    np.put_along_axis(out, order, adjusted, axis=-1)
-    return out
-
-
-def holm_worse(p, t_worse, alpha=ALPHA):
-    """Which tests the gate calls worse: Holm-adjusted p below alpha (over
-    the last axis, the whole family) and t_worse > 0, t oriented so that
-    positive is worse.  The one decision rule of the report, `make
-    compare` and the simulation that checks it."""
-    return (holm(p) < alpha) & (np.nan_to_num(t_worse) > 0)
 
 
 def geometric_mean(values):
@@ -260,8 +338,8 @@ def spread_across_repeats(cells):
 def compared_keys(run_meta):
     """What two boots of a run must share to be compared: the accelerator
     always, the kernel config unless the run was asked to compare across
-    configs (CROSS=yes in its meta.json: other kernel versions)."""
-    if run_meta.get("cross") == "yes":
+    configs (CROSS=yes, meta.json's "cross": other kernel versions)."""
+    if run_meta["cross"]:
         return ("accel",)
     return ("accel", "config_sha256")
 

@@ -2,13 +2,12 @@
 own patches ran as a variant of its own, and each step is compared with
 the one before it, the first with the baseline, so that the report can say
 which patch moved which endpoint.  The steps come from meta.json ("steps",
-bench/run-matrix.sh), never from the variant names.
+plan.model.Step), never from the variant names.
 
 Built once from the loaded cells, with the headline's machinery
 (endpoints.compare over each workload's primary endpoints, boot by boot),
-into small dataclasses; the summary carries them as plain dicts
-(summary.json), and the report's table reads them back with
-from_summary(), never the cells.  A step's comparisons get an interval,
+into small dataclasses that the summary (model.Summary.steps) carries and
+the renderers read, never the cells.  A step's comparisons get an interval,
 no verdict: the gate (Holm over the report's family) is the headline's,
 baseline against patched."""
 from dataclasses import asdict, dataclass
@@ -28,19 +27,13 @@ class Step:
     patch: str
     series: str
     index: int
-    boots: dict              # workload -> boot kind -> [previous, this]
-    comparisons: dict        # workload -> [endpoints.Comparison]
+    boots: dict[str, dict[str, list[int]]]   # workload -> boot kind -> [previous, this]
+    comparisons: dict[str, list[endpoints.Comparison]]   # by workload
 
     @property
     def title(self):
         """The patch's name without its suffix: 0001-mm-mmu_gather-rework."""
         return self.patch[:-len(".patch")] if self.patch.endswith(".patch") else self.patch
-
-    @classmethod
-    def from_dict(cls, d):
-        return cls(**dict(d, comparisons={
-            w: [endpoints.Comparison.from_dict(c) for c in cs]
-            for w, cs in d["comparisons"].items()}))
 
 
 def _by_boot(run, w, previous, variant):
@@ -56,15 +49,14 @@ def _by_boot(run, w, previous, variant):
     return by_boot
 
 
-def _step(run, d, n_resamples, conf, seed):
+def _step(run, step, n_resamples, conf, seed):
     boots, comparisons = {}, {}
     for w in load.workloads(run):
-        by_boot = _by_boot(run, w, d["previous"], d["variant"])
+        by_boot = _by_boot(run, w, step.previous, step.variant)
         boots[w] = {boot: [len(before), len(after)] for boot, (before, after) in by_boot.items()}
         comparisons[w] = [endpoints.compare(w, e, True, *by_boot[e.boot], n_resamples, conf, seed)
                           for e in endpoints.primary(w)]
-    return Step(variant=d["variant"], previous=d["previous"], patch=d["patch"],
-                series=d["series"], index=d["index"], boots=boots, comparisons=comparisons)
+    return Step(**asdict(step), boots=boots, comparisons=comparisons)
 
 
 def build(run, n_resamples=2000, conf=0.95, seed=1):
@@ -73,19 +65,9 @@ def build(run, n_resamples=2000, conf=0.95, seed=1):
     measured (TRACE=none has no windows) is left out of the workload's
     rows, as from the headline; one a step lacks keeps its row, without
     figures."""
-    out = [_step(run, d, n_resamples, conf, seed) for d in run["meta"].get("steps") or []]
+    out = [_step(run, st, n_resamples, conf, seed) for st in run["record"].plan.steps]
     for w in load.workloads(run):
         measured = {c.endpoint for st in out for c in st.comparisons[w] if c.base or c.patched}
         for st in out:
             st.comparisons[w] = [c for c in st.comparisons[w] if c.endpoint in measured]
     return out
-
-
-def to_summary(steps):
-    """The steps as summary.json keeps them (plain dicts)."""
-    return [asdict(st) for st in steps]
-
-
-def from_summary(s):
-    """The steps of a summary, in memory or read back from summary.json."""
-    return [Step.from_dict(d) for d in s.get("steps") or []]

@@ -1,11 +1,11 @@
 """Sweeps: one workload run over a list of values of one parameter (SWEEP,
-bench/workloads.sh: imap:s=1,n=16,64,256 ran imap:s=1,n=16 and so on).
+plan.model.Sweep: imap:s=1,n=16,64,256 ran imap:s=1,n=16 and so on).
 Built once from the loaded cells into small dataclasses, a row per variant
-and value; the summary carries them as plain dicts (summary.json), and the
-report's tables and the plot read them back with from_summary(), never the
-cells."""
-import re
-from dataclasses import asdict, dataclass
+and value, that the summary (model.Summary.sweeps) carries and the
+report's tables and the plot read, never the cells."""
+from dataclasses import dataclass
+
+from plan import workloads
 
 from . import attribute, load, stats
 
@@ -22,14 +22,12 @@ GROUPS = (("i_mmap-lock", ("i_mmap-lock",), "i_mmap"),
           ("mmu-gather", ("mmu-gather",), None))
 LOCKS = tuple(lock for _, _, lock in GROUPS if lock)
 
-_VALUE = re.compile(r"^(0|[1-9][0-9]*)$")
-
 
 @dataclass
 class Figures:
     """p99 and max of one sample, in us; None without a sample."""
-    p99: float = None
-    max: float = None
+    p99: float | None = None
+    max: float | None = None
 
 
 @dataclass
@@ -41,20 +39,20 @@ class Row:
     variant: str
     value: int
     workload: str            # the WORKLOADS entry, the cell's name
-    windows: dict            # group label -> Figures
-    holds: dict              # lock -> Figures
-    ops_per_s: float         # mean over the clean boots, None without one
-    ok_boots: dict           # boot kind -> ok boots
+    windows: dict[str, Figures]   # by group label
+    holds: dict[str, Figures]     # by lock
+    ops_per_s: float | None       # mean over the clean boots, None without one
+    ok_boots: dict[str, int]      # by boot kind
 
 
 @dataclass
 class Sweep:
     name: str                # the workload
     key: str                 # the swept parameter
-    fixed: dict              # the other parameters, {key: value}
-    values: list             # the swept key's values, ascending
-    variants: list
-    rows: list               # Row, by value, then variant
+    fixed: dict[str, int]    # the other parameters, {key: value}
+    values: list[int]        # the swept key's values, ascending
+    variants: list[str]
+    rows: list[Row]          # by value, then variant
 
     @property
     def title(self):
@@ -70,29 +68,6 @@ class Sweep:
     def row(self, variant, value):
         return next(r for r in self.rows if r.variant == variant and r.value == value)
 
-    @classmethod
-    def from_dict(cls, d):
-        rows = [Row(**dict(r, windows={g: Figures(**f) for g, f in r["windows"].items()},
-                           holds={k: Figures(**f) for k, f in r["holds"].items()}))
-                for r in d["rows"]]
-        return cls(**dict(d, rows=rows))
-
-
-def parse_entry(entry):
-    """"imap:s=1,n=16" -> ("imap", {"s": 1, "n": 16}); None for a plain
-    name or a parameter that is not KEY=INTEGER (bench/workloads.conf
-    allows integers only)."""
-    if ":" not in entry:
-        return None
-    name, params = entry.split(":", 1)
-    out = {}
-    for kv in params.split(","):
-        key, _, value = kv.partition("=")
-        if not _VALUE.match(value) or key in out:
-            return None
-        out[key] = int(value)
-    return name, out
-
 
 def _identity(name, key, fixed):
     return name, key, tuple(sorted(fixed.items()))
@@ -102,17 +77,16 @@ def find(run):
     """The run's sweeps as {(name, key, fixed items): {value: entry}}, in
     the order found: those meta.json records (SWEEP), then any set of two
     or more entries of one workload with the same keys that differ in one
-    of them only (WORKLOADS="imap:n=16 imap:n=64", or a run from before
-    SWEEP).  One sweep found both ways, or declared twice, is one."""
+    of them only (WORKLOADS="imap:n=16 imap:n=64").  One sweep found both
+    ways, or declared twice, is one."""
     found = {}
-    for sw in run["meta"].get("sweeps") or []:
-        values = found.setdefault(_identity(sw["name"], sw["key"], sw["fixed"]), {})
-        values.update(zip(sw["values"], sw["workloads"]))
+    for sw in run["record"].plan.sweeps:
+        values = found.setdefault(_identity(sw.name, sw.key, sw.fixed), {})
+        values.update(zip(sw.values, sw.workloads))
     groups = {}
     for entry in load.workloads(run):
-        parsed = parse_entry(entry)
-        if parsed:
-            name, params = parsed
+        name, params = workloads.parse_entry(entry)
+        if params:
             groups.setdefault((name, tuple(sorted(params))), []).append((entry, params))
     for (name, keys), entries in groups.items():
         varying = [k for k in keys if len({p[k] for _, p in entries}) > 1]
@@ -159,7 +133,7 @@ def build(run, figure_boot):
     Variants in meta.json's order (the order VARIANTS gave), every
     variant of the run, not only the two compared.  A value without ok
     boots, or a class without windows, has None figures."""
-    ordered = [v for v in run["meta"].get("variants") or [] if v in load.variants(run)]
+    ordered = [v for v in run["record"].plan.variant_names if v in load.variants(run)]
     variants = ordered + [v for v in load.variants(run) if v not in ordered]
     out = []
     for (name, key, fixed), entries in find(run).items():
@@ -169,13 +143,3 @@ def build(run, figure_boot):
                          rows=[_row(run, v, value, entries[value], figure_boot)
                                for value in values for v in variants]))
     return out
-
-
-def to_summary(sweeps):
-    """The sweeps as summary.json keeps them (plain dicts)."""
-    return [asdict(sw) for sw in sweeps]
-
-
-def from_summary(s):
-    """The sweeps of a summary, in memory or read back from summary.json."""
-    return [Sweep.from_dict(d) for d in s.get("sweeps") or []]

@@ -1,14 +1,22 @@
-"""Build a small results/<run-id>/ tree in the documented layout:
-cells/<variant>/<workload>/<clean|traced>/r<N>/.
+"""The one builder of test data: a small results/<run-id>/ tree in the
+documented layout, cells/<variant>/<workload>/<clean|traced>/r<N>/, its
+records (meta.json, cell.json, build.json) written through the dataclasses
+the orchestrator writes them with (bench/plan/model.py): write_meta,
+write_cell and write_kernel for a test's own run, make_run for a whole one.
 
 The two boot kinds of a cell differ on purpose, so that a figure read from
 the wrong kind shows: traced boots have cyclictest latencies
 TRACED_LATENCY_US higher and a fraction TRACED_RATIO of the clean
 throughput, and only traced boots have windows."""
+import dataclasses
 import json
 import os
+from dataclasses import replace
 
 import numpy as np
+from plan import calib as calibration
+from plan.model import (Boot, BootResult, BuildRecord, Calibration, Cell, CellRecord, Meta,
+                        Plan, Round, Step, Sweep, Variant, read, write)
 
 SYSMAP = """ffffffff81000000 T _stext
 ffffffff81001000 T zap_pte_range
@@ -80,7 +88,8 @@ def _hist_file(hist):
     lines = ["%06d %06d" % (k, hist.get(k, 0)) for k in range(0, 400)]
     lines.append("# Total: %09d" % sum(hist.values()))
     lines.append("# Min Latencies: %05d" % rows[0])
-    lines.append("# Avg Latencies: %05d" % int(sum(k * v for k, v in hist.items()) / sum(hist.values())))
+    lines.append("# Avg Latencies: %05d"
+                 % int(sum(k * v for k, v in hist.items()) / sum(hist.values())))
     lines.append("# Max Latencies: %05d" % rows[-1])
     lines.append("# Histogram Overflows: 00000")
     lines.append("# Histogram Overflow at cycle number:")
@@ -94,7 +103,8 @@ def _trigger(entries):
     for lat, c, p, n in entries:
         out.append("{ lat: %10d, caller: %10d, parent: %10d } hitcount: %10d" % (lat, c, p, n))
         hits += n
-    out += ["", "Totals:", "    Hits: %d" % hits, "    Entries: %d" % len(entries), "    Dropped: 0"]
+    out += ["", "Totals:", "    Hits: %d" % hits, "    Entries: %d" % len(entries),
+            "    Dropped: 0"]
     return "\n".join(out) + "\n"
 
 
@@ -222,6 +232,8 @@ I_MMAP_NS = (300123, 250123, 200123)
 
 def i_mmap_ns(vi, workload):
     return round(I_MMAP_NS[vi] * workload_factor(workload))
+
+
 # Window time in class other over 50 us, per boot: OTHER_N windows of OTHER_NS.
 OTHER_NS, OTHER_N = 60000, 2
 
@@ -261,9 +273,72 @@ def _traced_guest(g, vi, shift, trace, workload):
             modes))
 
 
+# The series each fake variant carries.
+SERIES = {"baseline": ["pre-series"], "patched": ["pre-series", "mm-preempt-v10"]}
+
+
+def meta(variants=("baseline", "patched"), workloads=("munmap", "fork"), repeats=3,
+         trace="windows", accel="tcg", calib="", sweeps=(), steps=(), auto=(), **facts):
+    """A Meta as the orchestrator records it; auto: REPEAT=auto's rounds,
+    [(first, last, spent)] (none: REPEAT=repeats); facts: its fields beyond
+    the plan (smp, qemu, untested, configs, ...)."""
+    boots = ["clean"] + ([] if trace == "none" else ["traced"])
+    plan = Plan(
+        run_id="fake", variants=[
+            Variant(name=v, spec=v, source="tree:6.1", version="6.1", ref="",
+                    series=tuple(SERIES.get(v, [])), instrumentation=0) for v in variants],
+        steps=[Step(**st) for st in steps], workloads=list(workloads),
+        sweeps=[Sweep(**sw) for sw in sweeps],
+        boots=boots, trace=trace,
+        calibration=Calibration(calib, calibration.parse(calib), ["calib"]) if calib else None,
+        duration_s=30, repeat="auto" if auto else repeats,
+        rounds=[Round(index=i, first=f, last=last, reason="REPEAT=auto", spent=spent)
+                for i, (f, last, spent) in enumerate(auto, 1)]
+        or [Round(index=1, first=1, last=repeats, reason="REPEAT=%d" % repeats)],
+        flavor="bench", cross=False, executor="local")
+    record = Meta(plan=plan, knobs={}, started="2026-01-01T00:00:00Z", accel=accel, smp=1,
+                  jobs=1, configs={v: "c0ffee" for v in variants}, untested={},
+                  kernel_version="6.1.0-test", initramfs_sha256="", qemu="", qemu_binary="",
+                  tools="", host_cpu="", host_cpus=1, host_load_at_start="")
+    return replace(record, **facts)
+
+
+def write_meta(root, record):
+    os.makedirs(root, exist_ok=True)
+    write(os.path.join(root, "meta.json"), record)
+
+
+def write_kernel(root, variant, **fields):
+    """kernels/<variant>/: System.map and a build.json (fields: its own)."""
+    km = os.path.join(root, "kernels", variant)
+    os.makedirs(km, exist_ok=True)
+    with open(os.path.join(km, "System.map"), "w") as f:
+        f.write(SYSMAP)
+    record = BuildRecord(variant=variant, series=SERIES.get(variant, []),
+                         series_sha256="e3b0" + "0" * 60, source="tree:6.1",
+                         kernel_version="6.1.0-test",
+                         kernel_release="6.1.0-test-mmlat-" + variant,
+                         config_sha256="c0ffee", build_seconds=1, ccache_hits=0,
+                         ccache_misses=0, obj_dir="/nonexistent")
+    write(os.path.join(km, "build.json"), replace(record, **fields))
+
+
+def write_cell(cell_dir, variant, workload, boot, repeat, status="ok", cause="",
+               accel="tcg", calibrated=False):
+    """A boot's cell.json; makes cell_dir."""
+    os.makedirs(cell_dir, exist_ok=True)
+    record = CellRecord(
+        boot=Boot(Cell(variant, workload), boot, repeat, 1), calibrated=calibrated, smp=1,
+        config_sha256="c0ffee", series_sha256="e3b0", executor="local", job_id="",
+        result=BootResult(status=status, cause=cause, wall_seconds=1.0,
+                          guest_seconds_to_runner=1.0, accel=accel, qemu_binary="", qemu="",
+                          qemu_cmdline=""))
+    write(os.path.join(cell_dir, "cell.json"), record)
+
+
 def make_run(root, shift=0, repeats=3, accel=("tcg", "tcg"), seed=0, failed=True,
              variants=("baseline", "patched"), workloads=("munmap", "fork"),
-             trace="windows", even_shift=0, calib="", sweeps=None):
+             trace="windows", even_shift=0, calib="", sweeps=(), steps=(), auto=(), **facts):
     """A fake run: cyclictest latencies of variant 1 shifted by shift us
     and those of even-numbered repeats by even_shift us (an A/A
     difference), repeats r1..r<repeats>, clean boots and, unless trace is "none",
@@ -272,28 +347,17 @@ def make_run(root, shift=0, repeats=3, accel=("tcg", "tcg"), seed=0, failed=True
     variant and workload failed.  With calib (meta.json's CALIB), each
     variant also has make bench's calibration boot, cells/<v>/calib/traced/r1,
     with a traced boot's data (calibration.json: write_calibration).
-    sweeps: meta.json's "sweeps" (bench/run-matrix.sh), recorded with the
-    variants and workloads as run-matrix records them; None (the default)
-    leaves them out, as in a run from before SWEEP.  Up to three variants
-    (CLEAN_OPS); a variant beyond accel's takes its last mode."""
+    sweeps, steps: meta.json's (plan.model's, as dicts); auto: REPEAT=auto's
+    rounds (meta()).  Up to three variants
+    (CLEAN_OPS); a variant beyond accel's takes its last mode.  facts: more
+    fields of its Meta (meta())."""
     rng = np.random.default_rng(seed)
-    boots = ["clean"] + ([] if trace == "none" else ["traced"])
-    meta = {"kernel_version": "6.1.0-test", "accel": accel[0], "config_sha256": "c0ffee",
-            "duration_s": 30, "repeat": repeats, "trace": trace, "boots": boots,
-            "calib": calib, "calib_workloads": "calib",
-            "series": {"baseline": ["pre-series"], "patched": ["pre-series", "mm-preempt-v10"]},
-            "series_sha256": {"pre-series": "aa11", "mm-preempt-v10": "bb22"}}
-    if sweeps is not None:
-        meta.update(variants=list(variants), workloads=" ".join(workloads),
-                    sweep=" ".join(sw["spec"] for sw in sweeps), sweeps=sweeps)
-    os.makedirs(root, exist_ok=True)
-    with open(os.path.join(root, "meta.json"), "w") as f:
-        json.dump(meta, f)
+    record = meta(variants, workloads, repeats, trace, accel[0], calib, sweeps, steps, auto,
+                  **facts)
+    boots = record.plan.boots
+    write_meta(root, record)
     for vi, v in enumerate(variants):
-        km = os.path.join(root, "kernels", v)
-        os.makedirs(km, exist_ok=True)
-        with open(os.path.join(km, "System.map"), "w") as f:
-            f.write(SYSMAP)
+        write_kernel(root, v)
         cells = [(w, boot, r) for w in workloads for r in range(1, repeats + 1)
                  for boot in boots]
         if calib:
@@ -302,14 +366,12 @@ def make_run(root, shift=0, repeats=3, accel=("tcg", "tcg"), seed=0, failed=True
             cd = os.path.join(root, "cells", v, w, boot, "r%d" % r)
             g = os.path.join(cd, "guest")
             os.makedirs(g)
-            cell = {"variant": v, "workload": w, "boot": boot, "repeat": r,
-                    "status": "ok", "accel": accel[min(vi, len(accel) - 1)],
-                    "config_sha256": "c0ffee"}
-            if (failed and boot == boots[-1] and v == variants[-1]
-                    and w == workloads[-1] and r == repeats):
-                cell = dict(cell, status="failed", cause="guest timed out after 600 s")
-            with open(os.path.join(cd, "cell.json"), "w") as f:
-                json.dump(cell, f)
+            bad = (failed and boot == boots[-1] and v == variants[-1]
+                   and w == workloads[-1] and r == repeats)
+            write_cell(cd, v, w, boot, r, status="failed" if bad else "ok",
+                       cause="guest timed out after 600 s" if bad else "",
+                       accel=accel[min(vi, len(accel) - 1)],
+                       calibrated=record.plan.calibrated(Cell(v, w), boot))
             s = ((shift if vi == 1 else 0) + (even_shift if r % 2 == 0 else 0)
                  + (TRACED_LATENCY_US if boot == "traced" else 0))
             a = np.clip(np.round(rng.gamma(4, 5, 4000) + s).astype(int), 0, 399)
@@ -325,6 +387,19 @@ def make_run(root, shift=0, repeats=3, accel=("tcg", "tcg"), seed=0, failed=True
             with open(os.path.join(g, "status"), "w") as f:
                 f.write("ok\n")
     return root
+
+
+def update_meta(root, **fields):
+    """Set fields of a fake run's meta.json: its Meta's (accel, knobs,
+    ...) or its plan's (run_id, steps as dicts, ...), written through the
+    same classes."""
+    path = os.path.join(root, "meta.json")
+    record = read(path, Meta)
+    plan = {f.name for f in dataclasses.fields(Plan)}
+    if "steps" in fields:
+        fields["steps"] = [Step(**st) for st in fields["steps"]]
+    record.plan = replace(record.plan, **{k: v for k, v in fields.items() if k in plan})
+    write_meta(root, replace(record, **{k: v for k, v in fields.items() if k not in plan}))
 
 
 def write_calibration(root, fits, failures=None):

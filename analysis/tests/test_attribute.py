@@ -170,3 +170,48 @@ def test_a_softirq_run_at_irq_exit_is_not_the_window_it_interrupted():
     assert classify_stack(end, "preempt") == "softirq"
     # without the interrupt, the same freeing is the gather's
     assert classify_stack(end[5:], "preempt") == "mmu-gather"
+
+
+# Linux 7.3 (results of a TREE=7.3 run, munmap and imap boots): the PTE
+# lock is taken in the out-of-line pte_offset_map_lock() for
+# __zap_vma_range(), unmap_page_range()'s 7.3 name; 6.12 takes it in
+# __pte_offset_map_lock().
+ZAP_73_OPEN = ["_raw_spin_lock+0x17/0x40", "pte_offset_map_lock+0x5e/0xd0",
+               "__zap_vma_range+0x3b0/0x13c0", "unmap_vmas+0x5b/0x80",
+               "unmap_region+0x8b/0xd0", "vms_complete_munmap_vmas+0xdd/0x210"]
+ZAP_73_END = ["mw_preempt_on+0x161/0x1a0 [mmlat_windows]", "trace_preempt_on+0x63/0x70",
+              "preempt_count_sub+0x45/0x70", "_raw_spin_unlock+0x16/0x30",
+              "__zap_vma_range+0xfaf/0x13c0", "unmap_mapping_range_tree+0x113/0x150",
+              "unmap_mapping_pages+0x89/0x90", "unmap_mapping_range+0x25/0x30"]
+FORK_73_OPEN = ["_raw_spin_lock+0x17/0x40", "pte_offset_map_lock+0x5e/0xd0",
+                "copy_page_range+0x5c4/0x1570", "dup_mmap+0x3d6/0x870",
+                "copy_process+0x12a7/0x1f30", "kernel_clone+0xcb/0x400"]
+
+
+def test_the_7_3_zap_and_fork_paths_through_pte_offset_map_lock():
+    assert opener(ZAP_73_OPEN) == "__zap_vma_range"
+    assert call_site(ZAP_73_OPEN) == "__zap_vma_range <- unmap_vmas"
+    assert classify_stack(ZAP_73_OPEN, "preempt", "pte") == "pte-lock-zap"
+    assert classify_stack(ZAP_73_END, "preempt") == "pte-lock-zap"
+    assert classify_stack(FORK_73_OPEN, "preempt", "pte") == "pte-lock-fork"
+    # the module counts these holds at the helper's caller
+    assert hold_class("pte", "__zap_vma_range") == "pte-lock-zap"
+    assert hold_class("pte", "copy_page_range") == "pte-lock-fork"
+    # 6.12's helper has the other name; a hold left at a helper is the
+    # PTE lock's still
+    six12 = ["_raw_spin_lock+0x17/0x40", "__pte_offset_map_lock+0x5e/0xd0",
+             "unmap_page_range+0x3b0/0x13c0", "unmap_vmas+0x5b/0x80"]
+    assert classify_stack(six12, "preempt", "pte") == "pte-lock-zap"
+    assert hold_class("pte", "pte_offset_map_lock") == "pte-lock-other"
+    assert hold_class("pte", "__pte_offset_map_lock") == "pte-lock-other"
+
+
+def test_copy_process_takes_i_mmap_in_6_12_but_its_windows_stay_fork_exit():
+    # dup_mmap() is inlined into 6.12's copy_process(): a lock user, listed
+    # after fork-exit, so that its own windows (tasklist_lock) stay fork-exit
+    tasklist = ["_raw_write_lock_irq+0x1a/0x30", "copy_process+0xc24/0x1560",
+                "kernel_clone+0xcb/0x400"]
+    assert classify_stack(tasklist, "irq", "none") == "fork-exit"
+    assert classify_stack(tasklist, "irq") == "fork-exit"
+    assert hold_class("i_mmap", "copy_process") == "i_mmap-lock"
+    assert any(r.lock == "i_mmap" and r.has("copy_process") for r in attribute.RULES)

@@ -10,13 +10,16 @@ from pathlib import Path
 
 import pytest
 
+from dataclasses import replace
+
+import fakerun
+from fakerun import make_run
 from mmlat import calibrate
 from mmlat.__main__ import main
-
-from fakerun import make_run
+from plan import calib
 
 FIX = Path(__file__).parent / "fixtures" / "calib-6.1-tcg"
-REQUEST = calibrate.parse_request("preempt:200/1000/5000,irq:200/1000/5000")
+REQUEST = calib.parse("preempt:200/1000/5000,irq:200/1000/5000")
 
 
 @pytest.fixture
@@ -24,23 +27,6 @@ def cell(tmp_path):
     dst = tmp_path / "guest"
     shutil.copytree(FIX, dst)
     return dst
-
-
-# ------------------------------------------------- the request's expansion
-
-def test_request_expands_rounds_then_lengths_then_kinds():
-    assert calibrate.parse_request("preempt/irq:10/20x2,ptl:5") == [
-        ("preempt", 10), ("irq", 10), ("preempt", 20), ("irq", 20),
-        ("preempt", 10), ("irq", 10), ("preempt", 20), ("irq", 20), ("ptl", 5)]
-    assert REQUEST == [("preempt", 200), ("preempt", 1000), ("preempt", 5000),
-                       ("irq", 200), ("irq", 1000), ("irq", 5000)]
-
-
-@pytest.mark.parametrize("bad", ["preempt", "irq:", "nmi:100", "preempt:1e3",
-                                 "preempt:10x0", "preempt:10//20", "spin:10x"])
-def test_bad_request_is_refused(bad):
-    with pytest.raises(ValueError):
-        calibrate.parse_request(bad)
 
 
 # ------------------------------------------------------------------ the fit
@@ -87,7 +73,7 @@ def test_one_length_cannot_be_fitted():
 # ------------------------------------- TRACE=max: a real cell, the tracer read
 
 def test_real_tracer_cell_passes_and_fits_the_tracer_cost(cell):
-    result, failures = calibrate.check_cell(str(cell), REQUEST)
+    result, failures = calibrate.check_cell(str(cell), REQUEST, "max")
     assert failures == []
     assert result["source"] == "tracer"
     rows = result["windows"]
@@ -111,7 +97,7 @@ def test_real_tracer_cell_passes_and_fits_the_tracer_cost(cell):
 def test_tracer_reading_far_off_fails(cell):
     calib = cell / "calib.txt"
     calib.write_text(calib.read_text().replace("tracer_us=5019", "tracer_us=2488", 1))
-    _, failures = calibrate.check_cell(str(cell), REQUEST)
+    _, failures = calibrate.check_cell(str(cell), REQUEST, "max")
     assert failures[0] == ("window 3 (preempt 5000 us): read 2488.0 us, outside the "
                            "5000.3 us inside and 5893.7 us around the window")
     # slopes 1.0, 0.4727, 0.3673: a = 0.4727; b = median(124.3, 546.1, 124.3)
@@ -123,14 +109,14 @@ def test_tracer_reading_far_off_fails(cell):
 def test_tracer_beyond_the_time_around_the_window_fails(cell):
     calib = cell / "calib.txt"
     calib.write_text(calib.read_text().replace("tracer_us=219", "tracer_us=700", 1))
-    _, failures = calibrate.check_cell(str(cell), REQUEST)
+    _, failures = calibrate.check_cell(str(cell), REQUEST, "max")
     assert failures[0].startswith("window 1 (preempt 200 us): read 700.0 us, outside")
 
 
 def test_window_attributed_elsewhere_fails(cell):
     trace = cell / "calib" / "1.trace"
     trace.write_text(trace.read_text().replace("mmlat_calib_preempt_window", "unmap_page_range"))
-    _, failures = calibrate.check_cell(str(cell), REQUEST)
+    _, failures = calibrate.check_cell(str(cell), REQUEST, "max")
     assert failures == ["window 1 (preempt 200 us): attributed to pte-lock-zap "
                         "(started at unmap_page_range)"]
 
@@ -140,23 +126,23 @@ def test_cyclictest_missing_the_window_fails(cell):
     text = js.read_text()
     peak = max(int(v) for v in re.findall(r'"max": (\d+)', text))
     js.write_text(text.replace('"max": %d' % peak, '"max": 2000'))
-    _, failures = calibrate.check_cell(str(cell), REQUEST)
+    _, failures = calibrate.check_cell(str(cell), REQUEST, "max")
     assert len(failures) == 1 and failures[0].startswith("cyclictest max 2000 us")
 
 
 def test_missing_and_extra_windows_are_named(cell):
-    _, failures = calibrate.check_cell(str(cell), REQUEST[:5])
+    _, failures = calibrate.check_cell(str(cell), REQUEST[:5], "max")
     assert failures[0] == "5 windows requested, 6 recorded"
     (cell / "calib.txt").unlink()
-    _, failures = calibrate.check_cell(str(cell), REQUEST)
+    _, failures = calibrate.check_cell(str(cell), REQUEST, "max")
     assert "the calibration did not run" in failures[0]
 
 
 def test_no_reading_at_all_fails(cell):
     calib = cell / "calib.txt"
     calib.write_text(re.sub(r" tracer_us=\d+", "", calib.read_text()))
-    _, failures = calibrate.check_cell(str(cell), REQUEST)
-    assert failures[0].startswith("no reading of the injected windows")
+    _, failures = calibrate.check_cell(str(cell), REQUEST, "max")
+    assert failures[0] == "TRACE=max, but the boot has no tracer readings"
 
 
 # ---------------------------- TRACE=windows: readings from snapshot deltas
@@ -256,13 +242,13 @@ def windows_cell(guest, request, a=1.0, b_ns=1200, extra=None):
 
 # Lengths and kinds of the synthetic cells (the integration test injects
 # others: 30, 300, 3000 us).
-W_REQUEST = calibrate.parse_request(
+W_REQUEST = calib.parse(
     "preempt/irq/spin/ptl/ptl_nested:10/50/200/1000/4000x2")
 
 
 def test_windows_cell_reads_each_window_from_its_own_key(tmp_path):
     guest = windows_cell(tmp_path / "guest", W_REQUEST, b_ns=1200)
-    result, failures = calibrate.check_cell(str(guest), W_REQUEST)
+    result, failures = calibrate.check_cell(str(guest), W_REQUEST, "windows")
     assert failures == []
     assert result["source"] == "windows"
     rows = result["windows"]
@@ -288,7 +274,7 @@ def test_the_runs_trace_says_what_reads_the_windows(tmp_path):
 
 def test_windows_cell_with_a_slope_off_by_three_percent_fails(tmp_path):
     guest = windows_cell(tmp_path / "guest", W_REQUEST, a=1.03, b_ns=500)
-    _, failures = calibrate.check_cell(str(guest), W_REQUEST)
+    _, failures = calibrate.check_cell(str(guest), W_REQUEST, "windows")
     assert "ptl: reading = 1.0300 * inside +0.5 us: a is off by more than 1 %" in failures
     assert sum("a is off by more than 1 %" in f for f in failures) == 5
 
@@ -300,7 +286,7 @@ def test_two_windows_in_one_calibration_key_are_flagged(tmp_path):
             c["n"] += 1
             c["total"] += 3000
     guest = windows_cell(tmp_path / "guest", W_REQUEST, extra=twice)
-    result, failures = calibrate.check_cell(str(guest), W_REQUEST)
+    result, failures = calibrate.check_cell(str(guest), W_REQUEST, "windows")
     assert failures == ["window 7 (irq 50 us): the irq key of mmlat_calib_irq_window "
                         "counted 2 windows for one"]
     assert result["windows"][6]["reading_us"] is None
@@ -322,7 +308,7 @@ def test_a_discarded_hold_is_listed_not_failed(tmp_path):
     # The window module discards a hold whose task was preempted between
     # the lock call and the acquisition: no reading, and nothing broken.
     guest = windows_cell(tmp_path / "guest", W_REQUEST, extra=_discard(4))
-    result, failures = calibrate.check_cell(str(guest), W_REQUEST)
+    result, failures = calibrate.check_cell(str(guest), W_REQUEST, "windows")
     assert failures == []
     row = result["windows"][3]
     assert (row["kind"], row["reading_us"], row["discarded"]) == ("ptl", None, True)
@@ -334,7 +320,7 @@ def test_a_discarded_hold_is_listed_not_failed(tmp_path):
 def test_a_kind_with_every_hold_discarded_fails(tmp_path):
     nested = [i for i, (kind, _) in enumerate(W_REQUEST, 1) if kind == "ptl_nested"]
     guest = windows_cell(tmp_path / "guest", W_REQUEST, extra=_discard(*nested))
-    _, failures = calibrate.check_cell(str(guest), W_REQUEST)
+    _, failures = calibrate.check_cell(str(guest), W_REQUEST, "windows")
     assert failures == ["ptl_nested: no window of this kind was read"]
 
 
@@ -343,7 +329,7 @@ def test_reading_beyond_the_time_around_the_window_fails(tmp_path):
         if i == 13:     # spin 200 us read 5 us past its section
             counters[CALIB_KEYS["spin"]]["total"] += 2500 + 5000
     guest = windows_cell(tmp_path / "guest", W_REQUEST, extra=late)
-    _, failures = calibrate.check_cell(str(guest), W_REQUEST)
+    _, failures = calibrate.check_cell(str(guest), W_REQUEST, "windows")
     assert failures == ["window 13 (spin 200 us): read 209.0 us, outside the 200.3 us "
                         "inside and 204.0 us around the window"]
 
@@ -351,29 +337,35 @@ def test_reading_beyond_the_time_around_the_window_fails(tmp_path):
 def test_missing_snapshot_is_named(tmp_path):
     guest = windows_cell(tmp_path / "guest", W_REQUEST)
     (guest / "calib" / "9.locks").unlink()
-    _, failures = calibrate.check_cell(str(guest), W_REQUEST)
+    _, failures = calibrate.check_cell(str(guest), W_REQUEST, "windows")
     assert failures[:2] == ["window 9 (ptl 50 us): no snapshot calib/9.locks",
                             "window 10 (ptl_nested 50 us): no snapshot before it"]
 
 
 # ------------------------------------------------------------- a whole run
 
-def _run_cell(run, variant, workload, status="ok", calib="preempt/irq:10/1000"):
-    root = run / "cells" / variant / workload / "r1"
-    root.mkdir(parents=True)
-    info = {"variant": variant, "workload": workload, "repeat": 1, "status": status,
-            "cause": "" if status == "ok" else "guest panicked",
-            "qemu_cmdline": "qemu -append \"mmlat.workload=%s mmlat.calib=%s\""
-                            % (workload, calib)}
-    (root / "cell.json").write_text(json.dumps(info))
+RUN_CALIB = "preempt/irq:10/1000"
+
+
+def _run(run):
+    """make calibrate's run: its calibration in the traced boots of idle
+    and munmap."""
+    record = fakerun.meta(workloads=("idle", "munmap"), repeats=1, calib=RUN_CALIB)
+    fakerun.write_meta(str(run), replace(record, plan=replace(
+        record.plan, calibration=replace(record.plan.calibration, workloads=["idle", "munmap"]))))
+
+
+def _run_cell(run, variant, workload, status="ok"):
+    root = run / "cells" / variant / workload / "traced" / "r1"
+    fakerun.write_cell(str(root), variant, workload, "traced", 1, status=status,
+                       cause="" if status == "ok" else "guest panicked", calibrated=True)
     if status == "ok":
-        guest = windows_cell(root / "guest", calibrate.parse_request(calib), b_ns=900)
-        (guest / "job.env").write_text("workload=%s\ntrace=windows\ncalib=%s\n"
-                                       % (workload, calib))
+        windows_cell(root / "guest", calib.parse(RUN_CALIB), b_ns=900)
 
 
 def test_run_writes_calibration_json(tmp_path, capsys):
     run = tmp_path / "run"
+    _run(run)
     _run_cell(run, "baseline", "idle")
     _run_cell(run, "baseline", "munmap")
     assert calibrate.check_run(str(run)) == 0
@@ -381,12 +373,14 @@ def test_run_writes_calibration_json(tmp_path, capsys):
     assert doc["ok"] is True
     assert sorted(doc["fits"]["baseline"]) == ["idle", "munmap"]
     assert doc["fits"]["baseline"]["munmap"]["irq"]["b_us"] == pytest.approx(0.9, abs=1e-3)
-    assert [c["cell"] for c in doc["cells"]] == ["baseline/idle/r1", "baseline/munmap/r1"]
+    assert [c["cell"] for c in doc["cells"]] == ["baseline/idle/traced/r1",
+                                                 "baseline/munmap/traced/r1"]
     assert "calibration: ok" in capsys.readouterr().out
 
 
 def test_run_with_a_failed_calibration_cell_fails(tmp_path, capsys):
     run = tmp_path / "run"
+    _run(run)
     _run_cell(run, "baseline", "idle")
     _run_cell(run, "patched", "idle", status="failed")
     assert calibrate.check_run(str(run)) == 1
@@ -397,6 +391,7 @@ def test_run_with_a_failed_calibration_cell_fails(tmp_path, capsys):
 
 
 def test_run_without_calibration_cells(tmp_path):
+    _run(tmp_path)
     (tmp_path / "cells").mkdir()
     assert calibrate.check_run(str(tmp_path)) == 2
 
@@ -410,8 +405,7 @@ def test_bench_calibration_boots_reach_the_report_header(tmp_path, capsys):
     for variant, b_ns in (("baseline", 900), ("patched", 2400)):
         root = run / "cells" / variant / "calib" / "traced" / "r1"
         shutil.rmtree(root / "guest")
-        guest = windows_cell(root / "guest", calibrate.parse_request(request), b_ns=b_ns)
-        (guest / "job.env").write_text("workload=idle\ntrace=windows\ncalib=%s\n" % request)
+        windows_cell(root / "guest", calib.parse(request), b_ns=b_ns)
     assert calibrate.check_run(str(run)) == 0
     doc = json.loads((run / "calibration.json").read_text())
     assert [c["cell"] for c in doc["cells"]] == ["baseline/calib/traced/r1",

@@ -44,18 +44,19 @@ def test_a_side_is_named_by_its_variant_its_ref_or_its_spec():
 
 def test_a_run_across_configs_compares_boots_of_other_configs_and_says_so():
     import pytest
-    from mmlat import report, stats
+    from mmlat import model, render_text, stats
     a = {"accel": "tcg-icount", "config_sha256": "x"}
     b = {"accel": "tcg-icount", "config_sha256": "y"}
     with pytest.raises(stats.IncompatibleCells):
-        stats.check_compatible(a, b, keys=stats.compared_keys({"cross": "no"}))
-    stats.check_compatible(a, b, keys=stats.compared_keys({"cross": "yes"}))
+        stats.check_compatible(a, b, keys=stats.compared_keys({"cross": False}))
+    stats.check_compatible(a, b, keys=stats.compared_keys({"cross": True}))
     with pytest.raises(stats.IncompatibleCells):
-        stats.check_compatible(a, dict(b, accel="kvm"), keys=stats.compared_keys({"cross": "yes"}))
-    lines = report.config_diff_lines({"variants": ["a", "b"], "other_differences": 7, "options": [
-        {"option": "CONFIG_HZ_250", "values": ["y", "unset"], "from_fragment": False}]})
+        stats.check_compatible(a, dict(b, accel="kvm"), keys=stats.compared_keys({"cross": True}))
+    lines = render_text.config_diff_lines(model.ConfigDiff(
+        variants=["a", "b"], other_differences=7,
+        options=[model.ConfigOption("CONFIG_HZ_250", ["y", "unset"], from_fragment=False)]))
     assert lines[0] == "CONFIGS DIFFER (CROSS=yes): 1 options that matter for latency"
     assert lines[1] == "  differ, and 7 others; a / b (* not set by the fragments):"
     assert lines[2].startswith("  *CONFIG_HZ_250") and lines[2].endswith("y / unset")
     assert all(len(line) <= 80 for line in lines)
-    assert report.config_diff_lines(None) == []
+    assert render_text.config_diff_lines(None) == []

@@ -4,7 +4,7 @@ from synthetic format-3 dumps of the window module (fakerun, and small
 texts below)."""
 import pytest
 
-from mmlat import attribute, load, report, stats
+from mmlat import attribute, load, model, render_text, summarize
 
 import fakerun
 from fakerun import make_run
@@ -16,12 +16,12 @@ REPEATS = 2
 def summary(tmp_path_factory):
     run = load.load_run(make_run(str(tmp_path_factory.mktemp("c") / "run"), shift=25,
                                  repeats=REPEATS, failed=False))
-    return report.build(run, n_resamples=20)
+    return summarize.build(run, n_resamples=20)
 
 
 @pytest.fixture(scope="module")
 def txt(summary):
-    return report.render_txt(summary)
+    return render_text.render(summary)
 
 
 def _block(lines, heading):
@@ -29,10 +29,10 @@ def _block(lines, heading):
     line that starts in column 0."""
     i = [j for j, l in enumerate(lines) if l.startswith(heading)][0]
     out = []
-    for l in lines[i + 1:]:
-        if not l.startswith(" "):
+    for line in lines[i + 1:]:
+        if not line.startswith(" "):
             break
-        out.append(l)
+        out.append(line)
     return out
 
 
@@ -46,7 +46,8 @@ def _workload(txt, w):
 
 def test_report_leads_with_the_critical_sections(txt):
     lines = txt.splitlines()
-    assert all(len(l) <= 80 for l in lines)
+    assert all(len(line) <= 80 for line in lines)
+
     def first(start):
         return min(i for i, l in enumerate(lines) if l.startswith(start))
     crit = [i for i, l in enumerate(lines) if ": critical sections (" in l]
@@ -63,11 +64,11 @@ def test_class_table_per_side(summary, txt):
     assert rows[1].split() == ["class", "n", "p99", "max", "n", "p99", "max"]
     classes = [r.split()[0] for r in rows[2:]]
     assert classes == ["pte-lock-zap", "i_mmap-lock", "softirq", "other", "pte-lock-fork"]
-    zap = summary["workloads"]["munmap"]["windows"]["preemptoff"]["classes"]["pte-lock-zap"]
+    zap = summary.workload("munmap").windows["preemptoff"].classes["pte-lock-zap"]
     assert rows[2].split()[1:] == [
-        str(zap["baseline"]["count"]), "%.1f" % zap["baseline"]["p99"],
-        "%.1f" % (fakerun.zap_ns(0, 25) / 1000), str(zap["patched"]["count"]),
-        "%.1f" % zap["patched"]["p99"], "%.1f" % (fakerun.zap_ns(1, 25) / 1000)]
+        str(zap.baseline.count), "%.1f" % zap.baseline.p99,
+        "%.1f" % (fakerun.zap_ns(0, 25) / 1000), str(zap.patched.count),
+        "%.1f" % zap.patched.p99, "%.1f" % (fakerun.zap_ns(1, 25) / 1000)]
     # patched's i_mmap lock sleeps: no window of it
     assert rows[3].split() == ["i_mmap-lock", str(REPEATS), "300.1", "300.1", "0", "-", "-"]
 
@@ -79,17 +80,18 @@ def test_call_sites_are_opener_and_caller(summary, txt):
     assert rows[1].split()[0] == "pte-lock-zap"
     assert rows[2] == "  unmap_mapping_pages <- truncate_pagecache"
     assert rows[1].startswith("    ")
-    sites = summary["workloads"]["munmap"]["windows"]["preemptoff"]["sites"]
-    assert [(s["class"], s["site"]) for s in sites][:2] == [
+    sites = summary.workload("munmap").windows["preemptoff"].sites
+    assert [(s.window_class, s.site) for s in sites][:2] == [
         ("pte-lock-zap", "zap_pte_range <- zap_pmd_range"),
         ("i_mmap-lock", "unmap_mapping_pages <- truncate_pagecache")]
     # the zap key of every boot is one site: 2 windows of at least 5 us a boot
-    assert sites[0]["baseline"]["count"] == 2 * REPEATS
+    assert sites[0].figures.baseline.count == 2 * REPEATS
 
 
 def test_other_share_of_long_window_time(summary, txt):
-    o = summary["workloads"]["munmap"]["windows"]["preemptoff"]["other_share"]
-    assert (o["over_us"], o["goal"]) == (50, 0.10)
+    windows = summary.workload("munmap").windows["preemptoff"]
+    assert (windows.other_over_us, windows.other_goal) == (50, 0.10)
+    o = windows.other_share.baseline
     # per boot over 50 us: the two zap windows, 5 softirq, 2 other, 1 i_mmap
     zap = fakerun.zap_ns(0, 25) / 1000
     long_us = REPEATS * (zap + zap - 40 + 5 * 80 + fakerun.OTHER_N * 60
@@ -97,12 +99,11 @@ def test_other_share_of_long_window_time(summary, txt):
     other_us = REPEATS * fakerun.OTHER_N * fakerun.OTHER_NS / 1000
     # read from the keys' buckets (12.5 % wide; the top one's rest at the
     # midpoint of [lo, max]), so within a few per cent
-    assert o["baseline"]["total_us"] == pytest.approx(long_us, rel=0.05)
-    assert o["baseline"]["other_us"] == pytest.approx(other_us, rel=0.05)
-    assert o["baseline"]["share"] == pytest.approx(other_us / long_us, rel=0.05)
+    assert o.total_us == pytest.approx(long_us, rel=0.05)
+    assert o.other_us == pytest.approx(other_us, rel=0.05)
+    assert o.share == pytest.approx(other_us / long_us, rel=0.05)
     rows = _block(_workload(txt, "munmap"), 'window time over 50 us in class "other"')
-    assert rows[0].split()[:4] == ["preemptoff", "baseline",
-                                   "%.1f" % (100 * o["baseline"]["share"]), "%"]
+    assert rows[0].split()[:4] == ["preemptoff", "baseline", "%.1f" % (100 * o.share), "%"]
 
 
 def test_hold_tables_state_mode_preemptibility_sleeps_and_waits(summary, txt):
@@ -119,10 +120,10 @@ def test_hold_tables_state_mode_preemptibility_sleeps_and_waits(summary, txt):
         assert patched[:2] == ["patched", "rwsem-w"]
         assert patched[6:] == ["yes", str(fakerun.SLEPT * REPEATS),
                                str(fakerun.WAITS * REPEATS), "%.1f" % (fakerun.WAIT_MAX_NS / 1000)]
-    i_mmap = summary["workloads"]["munmap"]["locks"]["locks"]["i_mmap"]
-    assert [(r["mode"], r["preemptible"], r["max"]) for r in i_mmap["baseline"]] == [
+    i_mmap = summary.workload("munmap").locks.by_mode["i_mmap"]
+    assert [(r.mode, r.preemptible, r.max) for r in i_mmap.baseline] == [
         ("spin", False, fakerun.I_MMAP_NS[0])]
-    assert [(r["mode"], r["preemptible"], r["max"]) for r in i_mmap["patched"]] == [
+    assert [(r.mode, r.preemptible, r.max) for r in i_mmap.patched] == [
         ("rwsem-write", True, fakerun.I_MMAP_NS[1])]
     rows = _block(sec, "i_mmap lock hold time")
     assert rows[3] == "  longest holds by function, max us (baseline / patched):"
@@ -179,12 +180,17 @@ def test_max_window_that_ends_elsewhere_disagrees_and_is_shown():
                             "irq_exit_rcu+0x9/0x40"]}
     m = load.max_window(k, "preempt", sites={})
     assert (m["open_class"], m["end_class"], m["agree"]) == ("page-free", "softirq", False)
-    no_site = {"lock_from_site": 0}
-    lines = report.attribution_lines(
-        {"attribution": [dict(m, side="patched", variant="patched", repeat=3,
-                              tracer="preemptoff")],
-         "windows": {tr: {"baseline": no_site, "patched": no_site} for tr in load.TRACERS}},
-        {"baseline": "baseline", "patched": "patched"})
+    no_site = model.Windows(lock_from_site=0)
+    windows = model.TracerWindows(
+        overall=model.Sides(no_site, no_site), classes={}, sites=[], other_over_us=50,
+        other_goal=0.1, other_share=model.Sides(*[model.OtherShare(0, 0, None)] * 2))
+    workload = model.Workload(
+        name="w", boots={}, latency=None, throughput=None, traced_over_clean=None,
+        counters=None, windows={tr: windows for tr in load.TRACERS},
+        attribution=[model.AttributionCheck(side="patched", variant="patched", repeat=3,
+                                            tracer="preemptoff", **m)],
+        locks=None, calib=None, comparisons=[])
+    lines = render_text.attribution_lines(workload, model.Sides("baseline", "patched"))
     assert lines[2].split() == ["patched", "r3", "preempt", "90.0", "page-free", "softirq", "NO"]
     assert lines[3] == "    at open: free_unref_page_list <- release_pages"
     assert lines[4] == "    at end:  __local_bh_enable_ip <- __do_softirq"
@@ -225,9 +231,11 @@ def test_max_window_without_stacks_is_not_checked():
 
 # ------------------------------------------------------- loading keys
 def _guest(tmp_path, windows, locks=None):
-    g = tmp_path / "run" / "cells" / "v" / "munmap" / "traced" / "r1" / "guest"
+    run = tmp_path / "run"
+    fakerun.write_meta(str(run), fakerun.meta(variants=("v",), workloads=("munmap",), repeats=1))
+    g = run / "cells" / "v" / "munmap" / "traced" / "r1" / "guest"
     (g / "windows").mkdir(parents=True)
-    (g.parent / "cell.json").write_text('{"status": "ok"}')
+    fakerun.write_cell(str(g.parent), "v", "munmap", "traced", 1)
     (g / "windows" / "windows.txt").write_text(windows)
     if locks:
         (g / "windows" / "locks.txt").write_text(locks)
@@ -235,19 +243,28 @@ def _guest(tmp_path, windows, locks=None):
 
 
 # Keys' buckets have key_sub_bits 3: [8192, 9216) and [11264, 12288).
-TWO_CPUS = """mmlat_windows 3
-param clock=local_clock thresh_ns=5000 table_size=512 cpus=2 sub_bits=6 key_sub_bits=3 running=0
-kind preempt n=3 total_ns=30000 max_ns=12000 unmatched=0 nested_begin=0 edge=0 idle_cut=0 keyed=3 overflow=0 overflow_max_ns=0 max_lock=none
-bucket preempt lo_ns=8192 hi_ns=8320 n=2
-bucket preempt lo_ns=11776 hi_ns=11904 n=1
-key preempt cpu=0 n=1 total_ns=9000 max_ns=8200 lock=none stack=_raw_spin_lock+0x1a/0x30,zap_pte_range+0x1f3/0x500,zap_pmd_range+0x12a/0x1f0 buckets=8192:1,
-key preempt cpu=1 n=2 total_ns=21000 max_ns=12000 lock=none stack=_raw_spin_lock+0x1a/0x30,zap_pte_range+0x1f3/0x500,zap_pmd_range+0x12a/0x1f0 buckets=8192:1,11264:1,
-"""
-LOCKS = """mmlat_locks 3
-param clock=local_clock method=ftrace-caller functions=1 missing=0 ptl_filter=struct-page i_mmap=spin anon_vma=spin sub_bits=6 running=0
-total lock=pte holds=0 lost=0 discarded=0 in_flight=0
-total nonlock=0 site_overflow=0 slot_overflow=0
-"""
+TWO_CPUS = "\n".join([
+    "mmlat_windows 3",
+    "param clock=local_clock thresh_ns=5000 table_size=512 cpus=2 sub_bits=6 "
+    "key_sub_bits=3 running=0",
+    "kind preempt n=3 total_ns=30000 max_ns=12000 unmatched=0 nested_begin=0 edge=0 "
+    "idle_cut=0 keyed=3 overflow=0 overflow_max_ns=0 max_lock=none",
+    "bucket preempt lo_ns=8192 hi_ns=8320 n=2",
+    "bucket preempt lo_ns=11776 hi_ns=11904 n=1",
+    "key preempt cpu=0 n=1 total_ns=9000 max_ns=8200 lock=none "
+    "stack=_raw_spin_lock+0x1a/0x30,zap_pte_range+0x1f3/0x500,zap_pmd_range+0x12a/0x1f0 "
+    "buckets=8192:1,",
+    "key preempt cpu=1 n=2 total_ns=21000 max_ns=12000 lock=none "
+    "stack=_raw_spin_lock+0x1a/0x30,zap_pte_range+0x1f3/0x500,zap_pmd_range+0x12a/0x1f0 "
+    "buckets=8192:1,11264:1,",
+]) + "\n"
+LOCKS = "\n".join([
+    "mmlat_locks 3",
+    "param clock=local_clock method=ftrace-caller functions=1 missing=0 "
+    "ptl_filter=struct-page i_mmap=spin anon_vma=spin sub_bits=6 running=0",
+    "total lock=pte holds=0 lost=0 discarded=0 in_flight=0",
+    "total nonlock=0 site_overflow=0 slot_overflow=0",
+]) + "\n"
 
 
 def test_equal_keys_of_two_cpus_are_one_site(tmp_path):
@@ -271,16 +288,15 @@ def test_without_lock_hooks_the_stack_alone_decides(tmp_path):
 
 def test_summary_classes_follow_the_table_order(summary):
     for tr in load.TRACERS:
-        classes = list(summary["workloads"]["munmap"]["windows"][tr]["classes"])
+        classes = list(summary.workload("munmap").windows[tr].classes)
         assert classes == sorted(classes, key=attribute.CLASSES.index)
 
 
 def test_aa_hold_tables_name_odd_and_even(tmp_path):
     run = load.load_run(make_run(str(tmp_path / "aa"), repeats=2, failed=False))
-    s = report.build(run, "baseline", "baseline", n_resamples=20)
-    txt = report.render_txt(s)
-    assert all(len(l) <= 80 for l in txt.splitlines())
+    s = summarize.build(run, "baseline", "baseline", n_resamples=20)
+    txt = render_text.render(s)
+    assert all(len(line) <= 80 for line in txt.splitlines())
     rows = _block(txt.splitlines(), "i_mmap lock hold time")
     assert [r.split()[0] for r in rows[1:3]] == ["odd", "even"]
-    assert stats.pairs_hist(s["workloads"]["munmap"]["locks"]["classes"]["i_mmap-lock"][
-        "baseline"]["hist"])
+    assert s.workload("munmap").locks.classes["i_mmap-lock"].baseline.hist

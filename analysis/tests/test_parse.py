@@ -88,7 +88,8 @@ def test_tracer_snapshot():
 
 
 def test_workload():
-    r = parse.parse_workload("workload=munmap duration_s=10 ops=500 bytes=1024 ops_per_s=50.0 threads=4\n", is_text=True)
+    r = parse.parse_workload("workload=munmap duration_s=10 ops=500 bytes=1024 ops_per_s=50.0 "
+                             "threads=4\n", is_text=True)
     assert r[0]["workload"] == "munmap" and r[0]["ops_per_s"] == 50.0 and r[0]["threads"] == 4
     assert parse.workload_throughput(r) == 50.0
 
@@ -174,5 +175,7 @@ def test_stressng_yaml_real():
 
 
 def test_calib_lines():
-    r = parse.parse_calib("type=preempt ns=1000514 cpu=0\ntype=irq ns=1000418 cpu=0\n", is_text=True)
-    assert r == [{"type": "preempt", "ns": 1000514, "cpu": 0}, {"type": "irq", "ns": 1000418, "cpu": 0}]
+    r = parse.parse_calib("type=preempt ns=1000514 cpu=0\ntype=irq ns=1000418 cpu=0\n",
+                          is_text=True)
+    assert r == [{"type": "preempt", "ns": 1000514, "cpu": 0},
+                 {"type": "irq", "ns": 1000418, "cpu": 0}]

@@ -2,6 +2,7 @@
 import os
 import shutil
 
+import fakerun
 from mmlat import attribute, load, parse
 
 G = os.path.join(os.path.dirname(__file__), "fixtures", "guest-6.1-tcg")
@@ -72,7 +73,9 @@ def test_load_real_cell(tmp_path):
         shutil.copy(g(f), cg / "windows")
     for f in ("preemptoff.trace", "preemptoff.max"):
         shutil.copy(g(f), cg / "tracer")
-    (cg.parent / "cell.json").write_text('{"status": "ok", "accel": "tcg-icount"}')
+    fakerun.write_cell(str(cg.parent), "mainline", "munmap", "traced", 1, accel="tcg-icount")
+    fakerun.write_meta(str(run), fakerun.meta(variants=("mainline",), workloads=("munmap",),
+                                              repeats=1, trace="full"))
     r = load.load_run(str(run))
     assert len(r["cells"]) == 1
     c = r["cells"][0]

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from mmlat import endpoints, load, report, steps
+from mmlat import endpoints, load, model, render_text, summarize
 
 import fakerun
 from fakerun import make_run
@@ -24,20 +24,15 @@ RESAMPLES = 50
 
 def steps_run(root, recorded):
     make_run(root, shift=SHIFT, repeats=REPEATS, failed=False,
-             variants=("baseline", "patched.1", "patched"), workloads=("munmap", "truncate"))
-    meta_path = root + "/meta.json"
-    with open(meta_path) as f:
-        meta = json.load(f)
-    meta["steps"] = recorded
-    with open(meta_path, "w") as f:
-        json.dump(meta, f)
+             variants=("baseline", "patched.1", "patched"), workloads=("munmap", "truncate"),
+             steps=recorded)
     return load.load_run(root)
 
 
 @pytest.fixture(scope="module")
 def stepped(tmp_path_factory):
     run = steps_run(str(tmp_path_factory.mktemp("s") / "run"), STEPS)
-    return run, report.build(run, n_resamples=RESAMPLES)
+    return run, summarize.build(run, n_resamples=RESAMPLES)
 
 
 def by_endpoint(step, workload):
@@ -46,7 +41,7 @@ def by_endpoint(step, workload):
 
 def test_each_step_is_compared_with_the_one_before_it(stepped):
     run, s = stepped
-    first, second = steps.from_summary(s)
+    first, second = s.steps
     assert [(st.index, st.previous, st.variant) for st in (first, second)] == [
         (1, "baseline", "patched.1"), (2, "patched.1", "patched")]
     for w in ("munmap", "truncate"):
@@ -81,45 +76,46 @@ def test_each_step_is_compared_with_the_one_before_it(stepped):
 
 def test_steps_use_the_headlines_comparison_without_its_verdict(stepped):
     run, s = stepped
-    first = steps.from_summary(s)[0]
+    first = s.steps[0]
     # baseline against patched.1 as a headline of its own: the same
     # per-boot values, test and interval
-    alone = report.build(run, "baseline", "patched.1", n_resamples=RESAMPLES)
+    alone = summarize.build(run, "baseline", "patched.1", n_resamples=RESAMPLES)
     for w in ("munmap", "truncate"):
-        head = [c for c in report.comparisons_of(alone["workloads"][w]) if c.primary]
+        head = alone.workload(w).primary()
         for c, h in zip(first.comparisons[w], head):
-            assert (c.endpoint, c.base, c.patched, c.p, c.lo, c.hi) == (
-                h.endpoint, h.base, h.patched, h.p, h.lo, h.hi)
-            assert c.verdict == "" and c.p_holm is None
+            assert (c.endpoint, c.base, c.patched, c.margin, c.lo, c.hi) == (
+                h.endpoint, h.base, h.patched, h.margin, h.lo, h.hi)
+            assert c.verdict == "" and c.dlo is None and c.look is None
     # the steps stay out of the headline's family
-    plain = report.build(steps_run(str(run["dir"]) + "-plain", []), n_resamples=RESAMPLES)
-    assert s["gate"]["family"] == plain["gate"]["family"] == 4 + 5
-    assert s["steps"] and plain["steps"] == []
-    assert "Each patch" not in report.render_txt(plain)
+    plain = summarize.build(steps_run(str(run["dir"]) + "-plain", []), n_resamples=RESAMPLES)
+    # munmap 4, truncate 4 (its p99.9 demoted)
+    assert s.gate.family == plain.gate.family == 4 + 4
+    assert s.steps and plain.steps == []
+    assert "Each patch" not in render_text.render(plain)
 
 
 def test_per_patch_table_in_report_txt(stepped):
     _, s = stepped
-    txt = report.render_txt(s)
+    txt = render_text.render(s)
     # read back from summary.json as `mmlat report` writes it
-    assert report.render_txt(json.loads(json.dumps(s, default=str))) == txt
+    assert render_text.render(model.from_json(json.loads(json.dumps(model.to_json(s))))) == txt
     lines = txt.splitlines()
     head = lines.index("== Each patch against the previous step (STEPS=each) ==")
     assert lines[head + 1:head + 3] == [
         "  1 patched.1: mm-preempt-v10/0001-mm-mmu_gather-rework.patch",
         "  2 patched: mm-preempt-v10/0002-mm-remove-i_mmap-lock-lockbreak.patch"]
-    munmap = lines.index(report.STEP_HEAD % ("munmap", "before", "after", "delta", "%",
-                                             "95% interval"))
-    truncate = lines.index(report.STEP_HEAD % ("truncate", "before", "after", "delta", "%",
-                                               "95% interval"))
+    munmap = lines.index(render_text.STEP_HEAD % ("munmap", "before", "after", "delta", "%",
+                                                  "95% interval"))
+    truncate = lines.index(render_text.STEP_HEAD % ("truncate", "before", "after", "delta", "%",
+                                                    "95% interval"))
     # per workload, a block per patch in order: its heading, then a row
     # per primary endpoint
     block = lines[munmap + 1:truncate - 1]
     assert [line for line in block if not line.startswith("    ")] == [
         "  1 0001-mm-mmu_gather-rework (clean 4+4, traced 4+4 boots)",
         "  2 0002-mm-remove-i_mmap-lock-lockbreak (clean 4+4, traced 4+4 boots)"]
-    first = by_endpoint(steps.from_summary(s)[0], "munmap")
-    assert block[1:5] == [report.step_row(first[e.name]) for e in endpoints.primary("munmap")]
+    first = by_endpoint(s.steps[0], "munmap")
+    assert block[1:5] == [render_text.step_row(first[e.name]) for e in endpoints.primary("munmap")]
     assert [line[4:24].rstrip() for line in block[1:5]] == [
         "cyclictest p99.9 us", "cyclictest max us", "zap-path max us", "pages/s"]
     assert block[3].split()[3:7] == ["1000", "500.1", "-500.0", "-50.0"]

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from mmlat import load, plot, report, sweep
+from mmlat import load, model, plot, render_text, run_table, summarize, sweep
 
 import fakerun
 from fakerun import make_run
@@ -29,16 +29,16 @@ def sweep_run(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def summary(sweep_run):
-    return report.build(sweep_run, n_resamples=20)
+    return summarize.build(sweep_run, n_resamples=20)
 
 
 @pytest.fixture(scope="module")
 def txt(summary):
-    return report.render_txt(summary)
+    return render_text.render(summary)
 
 
 def test_a_recorded_sweep_has_a_row_per_value_and_variant(sweep_run):
-    [sw] = sweep.build(sweep_run, report.FIGURE_BOOT)
+    [sw] = sweep.build(sweep_run, summarize.FIGURE_BOOT)
     assert (sw.name, sw.key, sw.fixed, sw.values) == ("imap", "n", {"s": 1}, [16, 64, 256])
     assert (sw.title, sw.slug) == ("imap over n (s=1)", "imap_n_s1")
     assert sw.variants == list(VARIANTS)
@@ -62,20 +62,20 @@ def test_a_recorded_sweep_has_a_row_per_value_and_variant(sweep_run):
 
 def test_sweep_figures_are_the_reports_own(sweep_run, summary):
     """The same boots give the same numbers as the workload's own tables."""
-    [sw] = sweep.build(sweep_run, report.FIGURE_BOOT)
-    ws = summary["workloads"]["imap:s=1,n=64"]
-    row = sw.row(summary["patched"], 64)
-    pte = ws["locks"]["locks"]["pte"]["patched"]
-    assert [m["mode"] for m in pte] == ["spin"]
-    assert (row.holds["pte"].p99, row.holds["pte"].max) == (pte[0]["p99"] / 1000,
-                                                            pte[0]["max"] / 1000)
-    zap = ws["windows"]["preemptoff"]["classes"]["pte-lock-zap"]["patched"]
-    assert row.windows["pte-lock"].max == zap["max"]
-    assert row.ops_per_s == ws["throughput"]["patched"]["mean"]
+    [sw] = sweep.build(sweep_run, summarize.FIGURE_BOOT)
+    w = summary.workload("imap:s=1,n=64")
+    row = sw.row(summary.patched, 64)
+    pte = w.locks.by_mode["pte"].patched
+    assert [m.mode for m in pte] == ["spin"]
+    assert (row.holds["pte"].p99, row.holds["pte"].max) == (pte[0].p99 / 1000,
+                                                            pte[0].max / 1000)
+    zap = w.windows["preemptoff"].classes["pte-lock-zap"].patched
+    assert row.windows["pte-lock"].max == zap.max
+    assert row.ops_per_s == w.throughput.patched.mean
 
 
 def test_a_failed_boot_leaves_its_figures_missing(sweep_run):
-    [sw] = sweep.build(sweep_run, report.FIGURE_BOOT)
+    [sw] = sweep.build(sweep_run, summarize.FIGURE_BOOT)
     row = sw.row("as-posted", 256)
     assert row.ok_boots == {"clean": 1, "traced": 0}
     assert all(f == sweep.Figures(None, None)
@@ -132,9 +132,9 @@ def test_report_rows_by_value_then_variant(txt):
 
 
 def test_renderers_read_the_sweeps_back_from_summary_json(summary, txt, tmp_path, sweep_run):
-    back = json.loads(json.dumps(summary, default=str, sort_keys=True))
-    assert sweep.from_summary(back) == sweep.build(sweep_run, report.FIGURE_BOOT)
-    assert _section(report.render_txt(back))[2] == _section(txt)[2]
+    back = model.from_json(json.loads(json.dumps(model.to_json(summary))))
+    assert back.sweeps == sweep.build(sweep_run, summarize.FIGURE_BOOT)
+    assert _section(render_text.render(back))[2] == _section(txt)[2]
     pngs = plot.all_plots(back, str(tmp_path))
     assert "sweep_imap_n_s1.png" in pngs
     assert (tmp_path / "sweep_imap_n_s1.png").stat().st_size > 1000
@@ -165,7 +165,7 @@ def test_plot_x_is_log_when_the_values_span_more_than_ten(summary, values, scale
 
 
 def test_plot_one_line_style_per_variant(summary):
-    [sw] = sweep.from_summary(summary)
+    [sw] = summary.sweeps
     fig = plot.fig_sweep(summary, sw)
     i_mmap = fig.axes[0]
     styles = {(line.get_color(), line.get_linestyle()) for line in i_mmap.get_lines()}
@@ -181,7 +181,7 @@ def test_plot_one_line_style_per_variant(summary):
 
 
 def test_missing_data_renders_as_dashes(summary):
-    lines = report.sweep_section(_missing_sweep([16, 64]), "baseline", summary["figure_boot"])
+    lines = render_text.sweep_section(_missing_sweep([16, 64]), "baseline", summary.figure_boot)
     assert all(len(line) <= 80 for line in lines)
     assert lines[4].split() == ["16", "baseline"] + ["-"] * 8
     assert lines[5].split() == ["patched"] + ["-"] * 8
@@ -195,16 +195,17 @@ def test_a_value_without_cells_is_a_row_of_dashes(tmp_path):
     recorded = dict(META_SWEEP, values=[16, 1024], workloads=["imap:s=1,n=16", "imap:s=1,n=1024"])
     run = load.load_run(make_run(str(tmp_path / "run"), repeats=1, failed=False,
                                  workloads=("imap:s=1,n=16",), sweeps=[recorded]))
-    [sw] = sweep.build(run, report.FIGURE_BOOT)
+    [sw] = sweep.build(run, summarize.FIGURE_BOOT)
     assert sw.values == [16, 1024]
     row = sw.row("patched", 1024)
     assert (row.ops_per_s, row.ok_boots) == (None, {"clean": 0, "traced": 0})
-    assert "1024   baseline " + "       -" * 8 in report.render_txt(report.build(run, n_resamples=20))
+    assert "1024   baseline " + "       -" * 8 in render_text.render(
+        summarize.build(run, n_resamples=20))
 
 
 @pytest.mark.parametrize("workloads, found", [
     # entries of one workload that differ in one parameter: a sweep, even
-    # without SWEEP (a run from before it)
+    # without SWEEP (WORKLOADS="imap:n=64 imap:n=16")
     (("munmap", "imap:n=64", "imap:n=16"), [("imap", "n", (), {16: "imap:n=16", 64: "imap:n=64"})]),
     (("imap:n=8,s=1", "imap:n=8,s=2", "imap:n=8,s=4"),
      [("imap", "s", (("n", 8),), {1: "imap:n=8,s=1", 2: "imap:n=8,s=2", 4: "imap:n=8,s=4"})]),
@@ -228,25 +229,14 @@ def test_a_recorded_sweep_and_the_same_inferred_are_one(sweep_run):
 def test_a_run_without_sweeps_has_no_section(tmp_path):
     run = load.load_run(make_run(str(tmp_path / "run"), repeats=1, failed=False,
                                  sweeps=[]))
-    s = report.build(run, n_resamples=20)
-    assert s["sweeps"] == [] and "== Sweep" not in report.render_txt(s)
-
-
-@pytest.mark.parametrize("entry, parsed", [
-    ("imap:s=1,n=16", ("imap", {"s": 1, "n": 16})),
-    ("munmap", None),
-    ("imap:n=016", None),
-    ("imap:n=1,n=2", None),
-    ("imap:n", None),
-])
-def test_parse_entry(entry, parsed):
-    assert sweep.parse_entry(entry) == parsed
+    s = summarize.build(run, n_resamples=20)
+    assert s.sweeps == [] and "== Sweep" not in render_text.render(s)
 
 
 def test_summary_and_ratio_tables_keep_a_sweeps_entries_whole(sweep_run, txt):
     """imap:s=1,n=16 and imap:s=1,n=64 differ at their end: cut to a fixed
     width they were one name."""
-    table = report.summary_table(sweep_run).splitlines()
+    table = run_table.summary_table(sweep_run).splitlines()
     assert [line.split()[1] for line in table[2:] if line.startswith("baseline")] == [
         "imap:s=1,n=16", "imap:s=1,n=64", "imap:s=1,n=256", "munmap"]
     lines = txt.splitlines()

@@ -15,7 +15,9 @@ import shutil
 
 import pytest
 
-from mmlat import attribute, load, locks, parse, report
+import fakerun
+from mmlat import attribute, load, locks, model, parse, render_text, summarize
+from mmlat import formatting as fmt
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
 REAL = {side: os.path.join(FIXTURES, "windows-3-" + side) for side in ("baseline", "patched")}
@@ -59,40 +61,40 @@ def test_locks_summary_known_answer():
         "i_mmap-lock", True, 1, 2, 6000)
     c = load.tracer_counters({"kinds": {}}, d)
     assert (c.holds, c.lock_lost, c.lock_discarded) == (107, 2, 3)
-    s = locks.summarize({"baseline": [{"locks": pl}], "patched": []})
-    pte = s["locks"]["pte"]["baseline"]
-    assert [(r["mode"], r["count"], r["max"]) for r in pte] == [("spin", 103, 9000)]
-    st = s["classes"]["pte-lock-zap"]["baseline"]
-    assert (st["count"], st["p50"], st["p99"], st["max"]) == (100, 1032, 8980, 9000)
-    assert st["mean"] == pytest.approx((97 * 1032 + 2064 + 8980 + 9000) / 100)
-    assert s["classes"]["pte-lock-fork"]["baseline"]["p50"] == 48
-    i_mmap = s["locks"]["i_mmap"]["baseline"]
-    assert [(r["mode"], r["preemptible"], r["count"], r["slept"], r["waits"],
-             r["wait_max_ns"]) for r in i_mmap] == [("rwsem-write", True, 4, 1, 2, 6000)]
-    assert s["locks"]["anon_vma"]["baseline"] == [] and s["locks"]["pte"]["patched"] == []
-    assert [r["func"] for r in s["sites"]["pte"]] == ["zap_pte_range", "copy_pte_range"]
-    assert s["sites"]["i_mmap"][0]["baseline"]["modes"] == ["rwsem-write"]
-    assert s["n_cells"] == {"baseline": 1, "patched": 0}
-    assert locks.summarize({"baseline": [{"locks": None}]}) is None
-    lines = locks.render(s, {"baseline": "baseline", "patched": "patched"}, "traced")
+    s = locks.summarize(model.Sides([{"locks": pl}], []))
+    pte = s.by_mode["pte"].baseline
+    assert [(r.mode, r.count, r.max) for r in pte] == [("spin", 103, 9000)]
+    st = s.classes["pte-lock-zap"].baseline
+    assert (st.count, st.p50, st.p99, st.max) == (100, 1032, 8980, 9000)
+    assert st.mean == pytest.approx((97 * 1032 + 2064 + 8980 + 9000) / 100)
+    assert s.classes["pte-lock-fork"].baseline.p50 == 48
+    i_mmap = s.by_mode["i_mmap"].baseline
+    assert [(r.mode, r.preemptible, r.count, r.slept, r.waits, r.wait_max_ns)
+            for r in i_mmap] == [("rwsem-write", True, 4, 1, 2, 6000)]
+    assert s.by_mode["anon_vma"].baseline == [] and s.by_mode["pte"].patched == []
+    assert [r.func for r in s.sites["pte"]] == ["zap_pte_range", "copy_pte_range"]
+    assert s.sites["i_mmap"][0].holds.baseline.modes == ["rwsem-write"]
+    assert s.boots == model.Sides(1, 0)
+    assert locks.summarize(model.Sides([{"locks": None}], [])) is None
+    lines = render_text.hold_tables(s, model.Sides("baseline", "patched"), "traced")
     assert "  patched  no holds recorded" not in lines    # patched has no boot
     # p50: the midpoint of [8192, 8320)
-    assert [l for l in lines if l.startswith("  baseline")][0].split() == [
+    assert [line for line in lines if line.startswith("  baseline")][0].split() == [
         "baseline", "rwsem-w", "4", "8.3", "50.0", "50.0", "yes", "1", "2", "6.0"]
     assert "  baseline no holds recorded" in lines         # anon_vma
-    assert all(len(l) <= 80 for l in lines)
+    assert all(len(line) <= 80 for line in lines)
 
 
 def test_hold_times_too_wide_for_their_column_lose_the_decimal():
-    assert locks._us(958656, 6) == " 958.7"
-    assert locks._us(189180784, 6) == "189181"
-    assert locks._us(None, 6) == "     -"
+    assert fmt.ns_as_us(958656, 6) == " 958.7"
+    assert fmt.ns_as_us(189180784, 6) == "189181"
+    assert fmt.ns_as_us(None, 6) == "     -"
 
 
 def test_counts_too_wide_for_their_column_are_scaled():
-    assert locks._n(12345, 5) == "12345"
-    assert locks._n(123456, 5) == " 123k"
-    assert locks._n(123456789, 5) == " 123M"
+    assert fmt.count(12345, 5) == "12345"
+    assert fmt.count(123456, 5) == " 123k"
+    assert fmt.count(123456789, 5) == " 123M"
 
 
 # ------------------------------------------------------ real captures
@@ -181,19 +183,21 @@ def test_real_report(tmp_path):
         repeats[side, w] = repeats.get((side, w), 0) + 1
         g = run / "cells" / side / w / "traced" / ("r%d" % repeats[side, w]) / "guest"
         (g / "windows").mkdir(parents=True)
-        (g.parent / "cell.json").write_text('{"status": "ok"}')
+        fakerun.write_cell(str(g.parent), side, w, "traced", repeats[side, w])
         shutil.copy(windows, g / "windows")
         if locks_txt:
             shutil.copy(locks_txt, g / "windows")
+    fakerun.write_meta(str(run), fakerun.meta(workloads=sorted({w for _, w in repeats}),
+                                              repeats=max(repeats.values())))
     r = load.load_run(str(run))
-    s = report.build(r, "baseline", "patched", n_resamples=20)
-    txt = report.render_txt(s)
+    s = summarize.build(r, "baseline", "patched", n_resamples=20)
+    txt = render_text.render(s)
     lines = txt.splitlines()
-    assert all(len(l) <= 80 for l in lines)
+    assert all(len(line) <= 80 for line in lines)
     crit = [i for i, l in enumerate(lines) if ": critical sections (" in l]
-    assert crit and all(not l.startswith("cyclictest") for l in lines[:crit[0]])
-    for ws in s["workloads"].values():
-        assert all(row["agree"] for row in ws["attribution"])
+    assert crit and all(not line.startswith("cyclictest") for line in lines[:crit[0]])
+    for w in s.workloads:
+        assert all(row.agree for row in w.attribution)
 
 
 @needs_real
@@ -205,6 +209,7 @@ def test_real_other_share_under_the_goal(side, windows, locks_txt):
     sites = load.lock_sites(parse.parse_locks(locks_txt))
     w = {"by_class": {}, "sites": {}}
     load._module_windows(w, d, "preemptoff", sites)
-    classes = {cls: {side: {"hist": sorted(h.items())}} for cls, h in w["by_class"].items()}
-    share = report.other_share(classes, side)
-    assert share["total_us"] > 0 and share["share"] < report.OTHER_GOAL
+    classes = {cls: model.Sides(*[model.Distribution.of(h)] * 2)
+               for cls, h in w["by_class"].items()}
+    share = summarize.other_share(classes, side)
+    assert share.total_us > 0 and share.share < summarize.OTHER_GOAL

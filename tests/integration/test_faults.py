@@ -31,11 +31,13 @@ def results(tmp_path):
 
 
 def start(results, terminal_job):
-    env = dict(os.environ, RESULTS_DIR=str(results), RUN_ID="faults", VARIANTS="mainline",
+    env = dict(os.environ, PYTHONPATH="analysis:bench", RESULTS_DIR=str(results),
+               RUN_ID="faults", VARIANTS="mainline",
                WORKLOADS="idle munmap", DURATION="1", REPEAT=str(BOOTS // 2), TRACE="none",
                CALIB="", JOBS="2", ACCEL=os.environ.get("ACCEL", "auto"))
     # a process group of its own, as a terminal's foreground job
-    return subprocess.Popen(["bash", "bench/run-matrix.sh"], cwd=ROOT, env=env, text=True,
+    return subprocess.Popen(["/usr/bin/python3", "-m", "orchestrator", "run"], cwd=ROOT,
+                            env=env, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             start_new_session=True, preexec_fn=terminal_job)
 

@@ -1,7 +1,7 @@
 """bench/build.sh stopped mid-build: by a signal it traps (^C, TERM, HUP)
-and by SIGKILL, which it cannot. A fake kernel Makefile stands in for
-kbuild: its build prints a step and then waits in a child, as make waits
-on a compiler."""
+and by SIGKILL, which it cannot; either way nothing is installed. A fake
+kernel Makefile stands in for kbuild: its build prints a step and then
+waits in a child, as make waits on a compiler."""
 import os
 import signal
 import subprocess
@@ -51,35 +51,31 @@ def read_pid(path, seconds=10):
 
 @pytest.fixture
 def building(tmp_path, terminal_job):
-    """Start build.sh of variant 'mainline', with an older kernel of it
-    installed; yields the process, the installed kernel dir and the object
-    dir once make is waiting on its 'compiler'."""
+    """Start build.sh of a tree 'mainline' into a staging folder; yields the
+    process, that folder and the object dir once make is waiting on its
+    'compiler'."""
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     build = tmp_path / "build"
-    pristine = build / "linux-source-6.1"
-    pristine.mkdir(parents=True)
-    (pristine / "Makefile").write_text(FAKE_MAKEFILE)
+    tree = build / "trees/mainline"
+    tree.mkdir(parents=True)
+    (tree / "Makefile").write_text(FAKE_MAKEFILE)
     config = build / "config/bench"
     config.mkdir(parents=True)
     (config / "config").write_text("CONFIG_PREEMPT=y\n")
     (config / "config.sha256").write_text("c0ffee\n")
-    installed = build / "kernels/mainline"
-    installed.mkdir(parents=True)
-    (installed / "bzImage").write_text("the older kernel\n")
-    (installed / "build.json").write_text('{"series_sha256": "older"}\n')
-    conf = tmp_path / "variants.conf"
-    conf.write_text("mainline:\n")
-    env = dict(os.environ, BUILD_DIR=str(build), VARIANTS_CONF=str(conf),
-               INSTRUMENTATION_SERIES="", PATCHES_DIR=str(tmp_path / "patches"))
+    obj = tree / "obj"
+    staging = build / "kernels/.mainline.tmp"
+    env = dict(os.environ, CCACHE_DIR=str(build / "ccache"), CCACHE_MAXSIZE="1G",
+               PYTHON="/usr/bin/python3")
     # its own process group, as a terminal's foreground job: ^C reaches
     # the whole group
-    proc = subprocess.Popen(["bash", "bench/build.sh", "mainline", str(config)],
+    proc = subprocess.Popen(["bash", "bench/build.sh", "mainline", str(tree), str(obj),
+                             str(config), str(staging), str(build / "kbuild-steps.bench")],
                             cwd=ROOT, env=env, text=True, stderr=subprocess.PIPE,
                             start_new_session=True, preexec_fn=terminal_job)
-    obj = build / "trees/mainline/obj"
     try:
         read_pid(obj / "compiler.pid")
-        yield proc, installed, obj
+        yield proc, staging, obj
     finally:
         for name in ("make.pid", "compiler.pid"):
             if (obj / name).exists() and alive(read_pid(obj / name)):
@@ -89,17 +85,15 @@ def building(tmp_path, terminal_job):
         proc.communicate()
 
 
-def assert_installed_kernel_intact(installed):
-    assert (installed / "bzImage").read_text() == "the older kernel\n"
-    assert (installed / "build.json").read_text() == '{"series_sha256": "older"}\n'
-    assert not list(installed.parent.glob(".mainline.tmp"))
+def assert_nothing_installed(staging):
+    assert not staging.exists()
 
 
 @pytest.mark.parametrize("sig,whom", [(signal.SIGINT, "group"),
                                       (signal.SIGTERM, "script"),
                                       (signal.SIGHUP, "script")])
 def test_trapped_signal_stops_make_and_its_jobs(building, sig, whom):
-    proc, installed, obj = building
+    proc, staging, obj = building
     make, compiler = read_pid(obj / "make.pid"), read_pid(obj / "compiler.pid")
     if whom == "group":
         os.killpg(proc.pid, sig)
@@ -112,13 +106,13 @@ def test_trapped_signal_stops_make_and_its_jobs(building, sig, whom):
     # a background job has SIGINT ignored: the trap, not the terminal,
     # stops the 'compiler'
     assert gone_within(make, 5) and gone_within(compiler, 5)
-    assert_installed_kernel_intact(installed)
+    assert_nothing_installed(staging)
 
 
 def test_sigkill_of_the_script_still_stops_make(building):
-    proc, installed, obj = building
+    proc, staging, obj = building
     make = read_pid(obj / "make.pid")
     proc.kill()
     proc.wait(timeout=5)
     assert gone_within(make, 5)
-    assert_installed_kernel_intact(installed)
+    assert_nothing_installed(staging)

@@ -2,13 +2,10 @@
 refusal of one that lacks the round-robin fairness fix, and what the run
 records. Fake QEMU binaries print a version line; nothing boots."""
 import json
-import os
 import subprocess
 import time
 
-import pytest
-
-from test_bench import ROOT, matrix  # noqa: F401
+from helpers import ROOT, clean_environ
 
 
 def fake_qemu(path, version):
@@ -65,9 +62,8 @@ def test_one_vcpu_keeps_the_system_qemu(matrix):
 
 
 def smp_env(tmp_path, **extra):
-    env = {k: v for k, v in os.environ.items() if k not in ("ICOUNT_SMP_QEMU", "SMP", "ACCEL")}
-    env.update(BUILD_DIR=str(tmp_path / "build"), **extra)
-    return env
+    return dict(clean_environ(), BUILD_DIR=str(tmp_path / "build"), PYTHON="/usr/bin/python3",
+                **extra)
 
 
 def test_qemu_sh_refuses_smp_icount_before_starting_qemu(tmp_path):
@@ -78,7 +74,8 @@ def test_qemu_sh_refuses_smp_icount_before_starting_qemu(tmp_path):
     proc = subprocess.run(
         ["bash", "bench/qemu.sh", str(tmp_path / "out"), str(kdir), str(tmp_path / "initrd"),
          "mmlat.workload=probe"], cwd=ROOT, text=True, capture_output=True, timeout=30,
-        env=smp_env(tmp_path, ACCEL="tcg-icount", SMP="2", ICOUNT_SMP_QEMU=str(old)))
+        env=smp_env(tmp_path, ACCEL="tcg-icount", SMP="2", ICOUNT_SMP_QEMU=str(old),
+                    ICOUNT_SHIFT="3", GUEST_MEM_MIB="1024", CELL_TIMEOUT="60"))
     assert proc.returncode == 1
     assert "SMP=2 with ACCEL=tcg-icount: %s is QEMU 7.2.22: before 8.1" % old in proc.stderr
     assert not (tmp_path / "out").exists()

@@ -1,19 +1,20 @@
 """Build the workload drivers and run each briefly on the host: they are
 plain userspace programs. Checks the key=value contract the analysis reads,
 and that SIGTERM ends a run early with its output."""
-import os
 import signal
 import subprocess
 import time
 from pathlib import Path
 
 import pytest
+from plan import workloads
 
 ROOT = Path(__file__).resolve().parents[2]
-DRIVERS = ["munmap", "exit", "truncate", "fork", "mixed", "anonchain"]
-# imap's cycle is N times a file's worth of mappings: tested on its own below;
-# reclaim needs a cgroup v2 parent and swap, which the host tests must never
-# touch: only its refusals are tested here
+# The driver rows of the workload registry, but imap, whose cycle is N
+# times a file's worth of mappings (tested on its own below), and reclaim,
+# which needs a cgroup v2 parent and swap that the host tests must never
+# touch (only its refusals are tested here).
+DRIVERS = [w for w in workloads.DRIVERS if w not in ("imap", "reclaim")]
 
 
 @pytest.fixture(scope="module")
@@ -172,7 +173,8 @@ def test_reclaim_refuses_a_cgroup_parent_that_is_not_cgroup_v2(bindir, tmp_path)
 def test_reclaim_refuses_a_missing_cgroup_parent(bindir, tmp_path):
     proc = run_reclaim(bindir, "-g", str(tmp_path / "none"))
     assert proc.returncode == 1
-    assert proc.stderr.startswith(f"error: cgroup parent {tmp_path}/none: No such file or directory")
+    assert proc.stderr.startswith(
+        f"error: cgroup parent {tmp_path}/none: No such file or directory")
 
 
 @pytest.mark.parametrize("args, message", [
@@ -228,12 +230,12 @@ def test_seed_pads_the_layout_before_the_drivers_mappings(bindir):
     out, _ = proc.communicate(timeout=30)
     kv = keyvals(out)
     base, pages = int(kv["layout_base"], 16), int(kv["layout_pad_pages"])
-    pad = [l for l in maps if l.startswith("%x-" % base)]
+    pad = [line for line in maps if line.startswith("%x-" % base)]
     assert len(pad) == 1
     start, end = (int(x, 16) for x in pad[0].split()[0].split("-"))
     assert end - start == pages * 4096 and pad[0].split()[1] == "---p"
     # the driver's file mappings come after the padding, below it
-    files = [int(l.split("-")[0], 16) for l in maps if "/mmlat-imap." in l]
+    files = [int(line.split("-")[0], 16) for line in maps if "/mmlat-imap." in line]
     assert len(files) == 3 and all(a < base for a in files)
 
 
@@ -273,3 +275,12 @@ def test_pages_count_the_operation_in_flight_in_part(bindir, name, per_op):
         # ops counts the operation in flight at the stop whole, pages
         # only its part done by then
         assert (ops - 1) * per_op <= pages <= ops * per_op, kv
+
+
+def test_the_duration_is_the_runners_to_give(bindir):
+    """No driver has a duration of its own: the runner always passes the
+    run's DURATION (bench/plan/knobs.py)."""
+    proc = subprocess.run([str(bindir / "mmlat-fork"), "-s", "8"], capture_output=True,
+                          text=True, timeout=10)
+    assert proc.returncode == 2 and proc.stderr.startswith("usage: ")
+    assert "-d SECONDS" in proc.stderr

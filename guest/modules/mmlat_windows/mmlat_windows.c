@@ -18,9 +18,10 @@
  *
  * Locks: ftrace hooks on the lock and unlock functions (_raw_spin_lock,
  * and mutex_lock or down_read/down_write where the kernel's i_mmap or
- * anon_vma lock sleeps), and kretprobes on the trylocks of those families.  A lock call whose return address lies inside a
- * lock user (the functions of guest/classes.txt, ranges resolved at load)
- * on a lock of a known kind (a split PTE lock inside a struct page, an
+ * anon_vma lock sleeps), and kretprobes on the trylocks of those
+ * families.  A lock call whose return address lies inside a lock user
+ * (the functions of guest/classes.txt, ranges resolved at load) on a lock
+ * of a known kind (a split PTE lock inside a struct page, an
  * address_space's i_mmap lock, an anon_vma's root lock, each checked at
  * its address) opens a hold; the unlock of the same lock closes it and
  * adds its length to the histogram of the call site that took it.
@@ -89,9 +90,9 @@ MODULE_PARM_DESC(sites, "extra comma-separated lock user functions");
 #include "lock_users.h"
 
 /*
- * What differs between the kernels this module builds for (6.1 and 6.12),
- * by feature rather than version where the headers tell: split PTE locks
- * (MMLAT_SPLIT_PTL, shared with mmlat_calib), and what follows.
+ * What differs between the kernels this module builds for (6.1, 6.12 and
+ * 7.3), by feature rather than version where the headers tell: split PTE
+ * locks (MMLAT_SPLIT_PTL, shared with mmlat_calib), and what follows.
  */
 #include "mmlat_ptl.h"
 
@@ -109,7 +110,8 @@ MODULE_PARM_DESC(sites, "extra comma-separated lock user functions");
 /*
  * The lock hooks' first argument (the lock) and the frame pointer at the
  * lock call. 6.1's struct ftrace_regs is a struct pt_regs the hook reads;
- * 6.12 (Debian's, as upstream from 6.13) makes it opaque, with accessors.
+ * 6.12 (Debian's, as upstream from 6.13) and 7.3 make it opaque, with
+ * accessors.
  * The frame pointer is saved either way (x86's ftrace_caller saves %rbp).
  */
 #ifdef ftrace_regs_get_argument
@@ -180,9 +182,14 @@ static u64 mw_gen;
 #define SUB_BITS	6
 #define KEY_SUB_BITS	3
 #define MAX_LOG		34			/* 2^34 ns, about 17 s */
-#define NBUCKETS_OF(sb)	((MAX_LOG - (sb) + 1) << (sb))
-#define NBUCKETS	NBUCKETS_OF(SUB_BITS)
-#define KEY_NBUCKETS	NBUCKETS_OF(KEY_SUB_BITS)
+#define NBUCKETS	((MAX_LOG - SUB_BITS + 1) << SUB_BITS)
+#define KEY_NBUCKETS	((MAX_LOG - KEY_SUB_BITS + 1) << KEY_SUB_BITS)
+
+/* The buckets of a histogram of either resolution. */
+static inline unsigned int nbuckets_of(unsigned int sb)
+{
+	return sb == KEY_SUB_BITS ? KEY_NBUCKETS : NBUCKETS;
+}
 
 static inline unsigned int bucket_of(u64 ns, unsigned int sb)
 {
@@ -192,7 +199,7 @@ static inline unsigned int bucket_of(u64 ns, unsigned int sb)
 		return ns;
 	msb = fls64(ns) - 1;
 	if (msb >= MAX_LOG)
-		return NBUCKETS_OF(sb) - 1;
+		return nbuckets_of(sb) - 1;
 	return ((msb - sb + 1) << sb) + ((ns >> (msb - sb)) & ((1U << sb) - 1));
 }
 
@@ -214,7 +221,7 @@ static void print_buckets(struct seq_file *m, const u32 *hist,
 	unsigned int b;
 
 	seq_puts(m, " buckets=");
-	for (b = 0; b < NBUCKETS_OF(sb); b++)
+	for (b = 0; b < nbuckets_of(sb); b++)
 		if (hist[b])
 			seq_printf(m, "%llu:%u,", bucket_lo(b, sb), hist[b]);
 }
@@ -439,10 +446,10 @@ static void notrace mw_preempt_on(void *data, unsigned long ip,
 }
 
 /*
- * 6.1 skips the irq tracepoints in NMI; 6.12 (x86, ARCH_WANTS_NO_INSTR)
- * fires them from irqentry_nmi_enter()/_exit() too, around an NMI that
- * came in with irqs on.  Skip both ends there, as 6.1 does: the windows
- * stay those of task and interrupt context.
+ * 6.1 skips the irq tracepoints in NMI; 6.12 and 7.3 (x86,
+ * ARCH_WANTS_NO_INSTR) fire them from irqentry_nmi_enter()/_exit() too,
+ * around an NMI that came in with irqs on.  Skip both ends there, as 6.1
+ * does: the windows stay those of task and interrupt context.
  */
 static void notrace mw_irq_off(void *data, unsigned long ip,
 			       unsigned long parent)
@@ -585,7 +592,11 @@ static unsigned long spin_trylock_start, spin_trylock_end;
 /*
  * A split PTE lock lives in its page table's struct page: the lock is a
  * PTE lock when lock - offsetof(struct page, ptl) is a struct page of the
- * memory map (pfn round trip; 6.12 declares ptl in struct ptdesc only).
+ * memory map (pfn round trip; from 6.5 on ptl is declared in struct
+ * ptdesc only).  A split PMD lock lives at the same place of its page
+ * table's struct page and passes too: with THP off the lock users take
+ * one only in mremap's whole-PMD moves and 7.3's empty page table
+ * reclaim (MADV_DONTNEED).
  * Without split PTE locks (or with allocated ones, under lockdep) every
  * spinlock taken in a PTE user that is not an i_mmap or anon_vma lock
  * counts.
@@ -691,11 +702,13 @@ static inline const struct lock_user *user_of(unsigned long ret)
  * The call site a lock call of a lock user is counted at, 0 for a call
  * from no lock user.  ret is the lock call's return address, fp the frame
  * pointer at the call (the caller's frame: the lock function has not set
- * up its own yet).  A user that takes the lock for its caller (6.12's
- * pte_offset_map_lock() calls __pte_offset_map_lock(), which takes the PTE
- * lock, where 6.1 inlined the spin_lock() into zap_pte_range() and the
- * other users) hands the hold on to its caller's call site, read from its
- * frame, when the caller is a lock user too; else the hold stays its own.
+ * up its own yet).  A user that takes the lock for its caller (7.3's
+ * out-of-line pte_offset_map_lock(), 6.12's __pte_offset_map_lock()
+ * behind an inline one, where 6.1 inlined the spin_lock() into
+ * zap_pte_range() and the other users) hands the hold on to its caller's
+ * call site, read from its frame, when the caller is a lock user too; else
+ * the hold stays its own.  One level only: a caller that is itself such
+ * a helper (7.3's get_locked_pte()) keeps the hold.
  * The frame is read only inside the task's stack, as open_stack() does.
  */
 static inline unsigned long lock_site_ret(unsigned long ret, unsigned long fp)

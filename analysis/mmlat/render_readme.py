@@ -1,0 +1,107 @@
+"""The README's measured tables, as markdown, from the summaries of the
+runs they name (full or compact, model.compact): the headline of primary
+endpoints, the patches that moved an endpoint (STEPS=each), a sweep of
+one lock's windows and holds, and window statistics of several runs side
+by side.  Each table ends with a line naming its run and method, so that
+the README cannot quote a figure of another run."""
+from . import formatting as fmt
+from . import load, sweep
+
+
+def _row(cells):
+    return "| " + " | ".join(cells) + " |"
+
+
+def _head(cells):
+    return [_row(cells), "|" + "---|" * len(cells)]
+
+
+def run_line(summary):
+    """Which run a table comes from and how it was made."""
+    run, g = summary.run, summary.gate
+    looks = g.looks or []
+    repeat = looks[-1].repeats if len(looks) > 1 else run.repeat
+    return ("(run %s: %s vs %s, %s, %s, %s x %s s boots a side; %s over %d primary "
+            "endpoints, %s)" % (run.run_id or "-", summary.baseline, summary.patched,
+                                run.kernel_version or "-", fmt.accel_text(run), repeat or "-",
+                                run.duration_s or "-", g.correction, g.family,
+                                fmt.overhead_text(summary.calibration)))
+
+
+def headline(summary):
+    """Per workload each primary endpoint: both sides, the change, its
+    margin, the verdict and its decision interval."""
+    labels = summary.short_labels()
+    lines = _head(["workload", "endpoint", labels.baseline, labels.patched, "change %",
+                   "margin", "verdict", "decision interval %"])
+    for w in summary.workloads:
+        for c in w.primary():
+            lines.append(_row([w.name, fmt.headline_label(c.spec), *fmt.sides_text(c),
+                               fmt.pct_text(c), fmt.margin_text(c.margin), c.verdict,
+                               fmt.decision_interval_text(c)]))
+    return lines + ["", run_line(summary)]
+
+
+def moved(c):
+    """Whether a step moved an endpoint: its bootstrap interval of the
+    change lies beyond the endpoint's margin (a side under the floor: the
+    interval excludes no change)."""
+    if c.lo is None or not c.base or not c.patched:
+        return False
+    if fmt.floored(c.base, c.spec) or fmt.floored(c.patched, c.spec):
+        return c.lo > 0 or c.hi < 0
+    margin = c.margin or 0
+    base = c.base_gmean
+    return c.lo > margin * base or c.hi < -margin * base
+
+
+def steps(summary):
+    """The per-patch table's rows that moved (moved()), patch by patch."""
+    conf = round(summary.gate.conf * 100)
+    lines = _head(["patch", "workload", "endpoint", "before", "after",
+                   "%d %% interval of the change" % conf])
+    for st in summary.steps:
+        for w in summary.workloads:
+            for c in st.comparisons[w.name]:
+                if moved(c):
+                    lines.append(_row(["%d %s" % (st.index, st.title), w.name,
+                                       fmt.headline_label(c.spec), *fmt.sides_text(c),
+                                       fmt.interval_text(c)]))
+    return lines + ["", run_line(summary)]
+
+
+def sweep_lock(summary, name, key, lock):
+    """One sweep's windows of a lock's class (p99 / max) and its holds
+    (max), per value, for the compared sides."""
+    group = next(g for g, _, held in sweep.GROUPS if held == lock)
+    sw = next(s for s in summary.sweeps if s.name == name and s.key == key)
+    sides = [summary.baseline, summary.patched]
+    lines = _head([key] + ["%s %s window p99 / max us" % (v, group) for v in sides]
+                  + ["%s %s hold max us" % (v, lock) for v in sides])
+    for value in sw.values:
+        rows = [sw.row(v, value) for v in sides]
+        lines.append(_row(["%s=%s" % (key, value)]
+                          + ["%s / %s" % (fmt.fitted(r.windows[group].p99, 7),
+                                          fmt.fitted(r.windows[group].max, 7)) for r in rows]
+                          + [fmt.fitted(r.holds[lock].max, 9) for r in rows]))
+    return lines + ["", run_line(summary)]
+
+
+def windows(summaries, tracer, workload, side):
+    """One side's windows of a tracer and workload in several runs, a row
+    per run: how many (of 5 us and more), p50, p90, p99, max (us)."""
+    if tracer not in load.TRACERS:
+        raise ValueError("no tracer %s" % tracer)
+    lines = _head(["run", "accelerator", "windows", "p50", "p90", "p99", "max"])
+    for summary in summaries:
+        windows = summary.workload(workload).windows[tracer].overall[side]
+        lines.append(_row([summary.run.run_id or "-", fmt.accel_text(summary.run),
+                           str(windows.count)] + [fmt.us(windows.stat(name)) for name in
+                                                  ("p50", "p90", "p99", "max")]))
+    return lines + [""] + [run_line(s) for s in summaries]
+
+
+# The tables a README marker may name: kind -> (renderer, how many
+# summaries it takes, None: any number, its other arguments).
+TABLES = {"headline": (headline, 1), "steps": (steps, 1), "sweep-lock": (sweep_lock, 1),
+          "windows": (windows, None)}

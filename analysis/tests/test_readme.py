@@ -1,0 +1,80 @@
+"""README.md's measured tables are rendered from the committed summaries
+of the runs they name (results/summaries/): a figure that no longer
+matches its summary fails here."""
+import os
+
+import pytest
+
+from mmlat import load, model, readme, render_readme, summarize
+from mmlat.__main__ import main
+
+from fakerun import make_run
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+README = os.path.join(ROOT, "README.md")
+
+
+def test_readme_tables_are_their_summaries():
+    with open(README, encoding="utf-8") as f:
+        marked = readme.tables(f.read().split("\n"))
+    assert marked, "README.md has no table rendered from a summary"
+    stale = readme.check(README)
+    assert not stale, "stale README tables (mmlat readme --write README.md): %s" % (
+        ", ".join(spec for spec, _, _ in stale))
+
+
+def test_committed_summaries_are_compact():
+    directory = os.path.join(ROOT, "results", "summaries")
+    for name in os.listdir(directory):
+        assert model.read(os.path.join(directory, name)).compact, name
+
+
+@pytest.fixture(scope="module")
+def summary_file(tmp_path_factory):
+    root = tmp_path_factory.mktemp("readme")
+    run = load.load_run(make_run(str(root / "run"), shift=25, repeats=3, failed=False))
+    path = root / "summaries" / "run.json"
+    path.parent.mkdir()
+    model.write(model.compact(summarize.build(run, n_resamples=20)), str(path))
+    return path
+
+
+def test_a_stale_figure_is_named_and_rewritten(summary_file, capsys):
+    doc = summary_file.parent.parent / "doc.md"
+    table = render_readme.headline(model.read(str(summary_file)))
+    stale = [line.replace("| munmap | cyclictest max us | ", "| munmap | cyclictest max us | 1")
+             for line in table]
+    assert stale != table
+    doc.write_text("Intro.\n\n<!-- mmlat table: headline summaries/run.json -->\n"
+                   + "\n".join(stale) + "\n<!-- mmlat table end -->\n\nMore.\n")
+    assert [spec for spec, _, _ in readme.check(str(doc))] == ["headline summaries/run.json"]
+    assert main(["readme", str(doc)]) == 1
+    assert "stale: headline summaries/run.json" in capsys.readouterr().out
+    assert main(["readme", "--write", str(doc)]) == 0
+    assert readme.check(str(doc)) == []
+    text = doc.read_text()
+    assert text.startswith("Intro.\n\n") and text.endswith("\n\nMore.\n")
+    assert "\n".join(table) in text
+
+
+def test_markers_that_do_not_pair_are_refused(tmp_path):
+    for text, why in (("<!-- mmlat table: headline a.json -->\n", "without its end"),
+                      ("<!-- mmlat table end -->\n", "without its start"),
+                      ("<!-- mmlat table: headline a.json -->\n" * 2, "inside the one")):
+        with pytest.raises(readme.TableError, match=why):
+            readme.tables(text.split("\n"))
+    doc = tmp_path / "doc.md"
+    doc.write_text("<!-- mmlat table: chart a.json -->\n<!-- mmlat table end -->\n")
+    with pytest.raises(readme.TableError, match="no table kind chart"):
+        readme.check(str(doc))
+
+
+def test_steps_keep_the_rows_beyond_their_margin():
+    from mmlat import endpoints
+    moved = endpoints.Comparison("w", "cyclictest p99.9", True, [100.0, 102.0], [130.0, 131.0],
+                                 [1, 2], [1, 2], lo=25.0, hi=33.0, margin=0.1)
+    within = endpoints.Comparison("w", "cyclictest p99.9", True, [100.0, 102.0],
+                                  [105.0, 106.0], [1, 2], [1, 2], lo=2.0, hi=7.0, margin=0.1)
+    gone = endpoints.Comparison("w", "i_mmap-lock window", True, [500.0, 510.0], [5.0, 5.0],
+                                [1, 2], [1, 2], lo=-506.0, hi=-494.0, margin=0.1)
+    assert [render_readme.moved(c) for c in (moved, within, gone)] == [True, False, True]

@@ -1,0 +1,57 @@
+"""A run's guest images and kernels, private to the run: another run, with
+other modules or kernels, must not swap them under booting guests. The
+base initramfs (guest/initramfs.sh base: tools, drivers, the runner and
+its configuration from the registries) is the same for every variant;
+a variant whose boots load the guest modules gets them appended, built
+against its kernel (the kernel unpacks concatenated archives in order)."""
+import hashlib
+import os
+import shutil
+
+from plan import knobs, render
+
+from .children import guarded
+
+INITRAMFS = os.path.join(knobs.ROOT, "guest/initramfs.sh")
+
+
+class Images:
+    def __init__(self, build, run_id):
+        self.dir = os.path.join(build.root, "guest", "run-%s.%d" % (run_id, os.getpid()))
+        self.base = os.path.join(self.dir, "base.cpio")
+
+    def kernel(self, variant):
+        return os.path.join(self.dir, "kernel-" + variant, "bzImage")
+
+    def initrd(self, variant):
+        return os.path.join(self.dir, "initrd-%s.cpio" % variant)
+
+    def make(self, build, variants, modules):
+        """The base image, and per variant its kernel and initramfs (with
+        the guest modules when modules)."""
+        os.makedirs(self.dir, exist_ok=True)
+        etc = os.path.join(self.dir, "etc")
+        render.guest_config(etc)
+        guarded(["bash", INITRAMFS, "base", self.base, etc])
+        for v in variants:
+            os.makedirs(os.path.dirname(self.kernel(v)), exist_ok=True)
+            shutil.copyfile(os.path.join(build.kernel(v), "bzImage"), self.kernel(v))
+            if modules:
+                mods = os.path.join(self.dir, "module-%s.cpio" % v)
+                guarded(["bash", INITRAMFS, "module", build.obj(v), mods])
+                with open(self.initrd(v), "wb") as out:
+                    for part in (self.base, mods):
+                        with open(part, "rb") as f:
+                            shutil.copyfileobj(f, out)
+            else:
+                shutil.copyfile(self.base, self.initrd(v))
+
+    def base_sha256(self):
+        h = hashlib.sha256()
+        with open(self.base, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                h.update(chunk)
+        return h.hexdigest()
+
+    def remove(self):
+        shutil.rmtree(self.dir, ignore_errors=True)

@@ -1,0 +1,82 @@
+"""EXECUTOR=local: each boot is bench/qemu.sh on this machine, in a session
+of its own (a terminal's signals do not reach the guest; cancel stops the
+whole session), with the parent-death signal that stops it should the
+orchestrator die. qemu.sh writes the boot's files into its staging folder
+directly; its exit status says how it ended: 0 ok, 1 the boot failed (the
+cause in boot.json), 2 the host could not keep its results (a full disk),
+143 stopped by a signal."""
+import json
+import os
+import select
+
+from plan import knobs
+from plan.model import BootResult
+
+from . import children
+from .executor import DONE, FAILED, LOST, RUNNING, Executor, JobStatus
+
+QEMU_SH = os.path.join(knobs.ROOT, "bench/qemu.sh")
+
+
+class LocalExecutor(Executor):
+    name = "local"
+
+    def __init__(self, run_dir):
+        self.procs = {}         # job id -> Popen
+        self.pidfds = {}        # job id -> its pidfd
+        self.staging = {}       # job id -> the boot's staging folder
+
+    def submit(self, job):
+        env = dict(os.environ, ACCEL=job.accel, SMP=str(job.smp),
+                   GUEST_MEM_MIB=str(job.memory_mib), ICOUNT_SHIFT=str(job.icount_shift),
+                   CELL_TIMEOUT=str(job.timeout_s))
+        proc = children.session(["bash", QEMU_SH, job.staging, os.path.dirname(job.kernel),
+                                 job.initrd, job.job.cmdline()], env=env)
+        job_id = "local-%d" % proc.pid
+        self.procs[job_id] = proc
+        self.pidfds[job_id] = os.pidfd_open(proc.pid)
+        self.staging[job_id] = job.staging
+        return job_id
+
+    def poll(self, job_id):
+        proc = self.procs.get(job_id)
+        if proc is None:
+            return JobStatus(LOST, "no local guest of this run has it (it ended with the run "
+                             "that started it)")
+        rc = proc.poll()
+        if rc is None:
+            return JobStatus(RUNNING)
+        if rc in (0, 1) and os.path.exists(os.path.join(self.staging[job_id], "boot.json")):
+            return JobStatus(DONE)
+        return JobStatus(FAILED, "bench/qemu.sh could not keep the boot (exit %d)" % rc)
+
+    def collect(self, job_id, dest):
+        self._forget(job_id)
+        with open(os.path.join(dest, "boot.json")) as f:
+            doc = json.load(f)
+        with open(os.path.join(dest, "qemu.cmdline")) as f:
+            doc["qemu_cmdline"] = f.read().rstrip("\n")
+        os.remove(os.path.join(dest, "boot.json"))
+        os.remove(os.path.join(dest, "qemu.cmdline"))
+        return BootResult.from_json(doc)
+
+    def cancel(self, job_id):
+        proc = self.procs.get(job_id)
+        if proc is not None:
+            children.stop_session(proc)
+            proc.wait()
+            self._forget(job_id)
+
+    def wait(self, job_ids, timeout):
+        fds = [self.pidfds[j] for j in job_ids if j in self.pidfds]
+        if fds:
+            select.select(fds, [], [], timeout)
+
+    def _forget(self, job_id):
+        proc = self.procs.pop(job_id, None)
+        if proc is not None:
+            proc.wait()
+        fd = self.pidfds.pop(job_id, None)
+        if fd is not None:
+            os.close(fd)
+        self.staging.pop(job_id, None)
