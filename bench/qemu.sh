@@ -2,9 +2,11 @@
 # Boot one kernel in QEMU for one job and bring back what the guest runner
 # wrote. Never touches the host kernel: everything runs inside the VM.
 #
-# usage: bench/qemu.sh OUT_DIR KERNEL_DIR INITRD "JOB ARGS"
+# usage: bench/qemu.sh OUT_DIR KERNEL_DIR INITRD "JOB ARGS" [PLUGIN]
 #   env: ACCEL (kvm | tcg-icount | tcg-mt), SMP, GUEST_MEM_MIB,
 #   ICOUNT_SHIFT, CELL_TIMEOUT (wall s): the orchestrator's (bench/plan/knobs.py)
+#   PLUGIN: QEMU's -plugin argument of the mmlat plugin (plugin/README.md)
+#   without out=, which is OUT_DIR/plugin: the plugin's dumps go there.
 # Writes OUT_DIR/console.log, OUT_DIR/guest/ and OUT_DIR/boot.json
 # (status ok|failed, cause, wall_seconds, guest_seconds_to_runner, accel,
 # qemu_binary, qemu: the binary and its --version line).
@@ -16,8 +18,8 @@ set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
-[ $# -eq 4 ] || die "usage: $0 OUT_DIR KERNEL_DIR INITRD 'JOB ARGS'"
-out=$1 kdir=$2 initrd=$3 job=$4
+[ $# -eq 4 ] || [ $# -eq 5 ] || die "usage: $0 OUT_DIR KERNEL_DIR INITRD 'JOB ARGS' [PLUGIN]"
+out=$1 kdir=$2 initrd=$3 job=$4 plugin=${5:-}
 # host_fault WHAT: the host, not the guest, failed this boot.
 host_fault() { printf 'mmlat: error: %s\n' "$*" >&2; exit 2; }
 [ -f "$kdir/bzImage" ] || die "no kernel at $kdir/bzImage"
@@ -44,6 +46,19 @@ if [ "$ACCEL" = tcg-icount ] && [ "$SMP" != 1 ]; then
 	# and local_clock() to the tick-bounded unstable sched_clock.
 	smp_append=" tsc=reliable"
 fi
+# The plugin speaks QEMU 10.0's plugin API: it runs in the QEMU whose
+# qemu-plugin.h it was built with (plugin/build.sh), one vCPU under icount.
+if [ -n "$plugin" ]; then
+	if [ "$ACCEL" != tcg-icount ] || [ "$SMP" != 1 ]; then
+		die "the plugin runs under ACCEL=tcg-icount with one vCPU, not $ACCEL with $SMP"
+	fi
+	# shellcheck source=qemu-smp.sh
+	. "$MMLAT_ROOT/bench/qemu-smp.sh"
+	[ -x "$QEMU_BPO_DIR/usr/bin/qemu-system-x86_64" ] ||
+		die "the plugin's QEMU is not provisioned: bash bench/qemu-smp.sh provision"
+	qemu_bin=("$QEMU_BPO_DIR/usr/bin/qemu-system-x86_64"
+		-L "$QEMU_BPO_DIR/usr/share/qemu" -L "$QEMU_BPO_DIR/usr/share/seabios")
+fi
 qemu_version=$("${qemu_bin[0]}" --version | head -n 1) || die "${qemu_bin[0]} does not run"
 
 mkdir -p "$out" || host_fault "cannot create $out"
@@ -60,6 +75,11 @@ qemu=("${qemu_bin[@]}" "${accel_args[@]}" -smp "$SMP" -m "$GUEST_MEM_MIB" -nodef
 	-drive "file=${disk//,/,,},format=raw,if=virtio,werror=report,rerror=report"
 	-kernel "$kdir/bzImage" -initrd "$initrd"
 	-append "console=ttyS0 panic=-1 oops=panic quiet loglevel=4$smp_append $job")
+if [ -n "$plugin" ]; then
+	rm -rf "$out/plugin"
+	mkdir -p "$out/plugin" || host_fault "cannot create $out/plugin"
+	qemu+=(-plugin "$plugin,out=${out//,/,,}/plugin")
+fi
 printf '%q ' "${qemu[@]}" > "$out/qemu.cmdline" || host_fault "cannot write $out/qemu.cmdline"
 
 start=$(date +%s.%N)
@@ -104,6 +124,10 @@ elif [ -z "$cause" ] && [ -f "$out/guest/dmesg.txt" ] && splat=$(first_splat "$o
 	cause="kernel (dmesg): $splat"
 fi
 rm -f "$disk" "$out/tar.log"
+# The plugin writes its dumps as QEMU exits.
+if [ -z "$cause" ] && [ -n "$plugin" ] && [ ! -s "$out/plugin/windows.txt" ]; then
+	cause="plugin: no windows.txt (last line of qemu.log: $(tail -n 1 "$out/qemu.log"))"
+fi
 
 runner_start=$(sed -n 's/.*mmlat-runner: start uptime=\([0-9.]*\).*/\1/p' "$con" | head -n 1)
 status=ok

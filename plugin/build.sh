@@ -1,8 +1,10 @@
 #!/bin/bash
 # Build the mmlat QEMU plugin and the kernel constants it reads.
 #
-# usage: bash plugin/build.sh plugin           build/plugin/mmlat_plugin.so
-#        bash plugin/build.sh offsets VARIANT  build/plugin/kernels/VARIANT/consts.txt
+# usage: bash plugin/build.sh plugin                  BUILD_DIR/plugin/mmlat_plugin.so
+#        bash plugin/build.sh offsets OBJ_DIR OUT_DIR  OUT_DIR/consts.txt
+#   env: BUILD_DIR, QEMU_BPO_MIRROR, PYTHON (bench/plan/knobs.py)
+# Each prints the path it made.
 #
 # plugin: qemu-plugin.h is in no binary package: it comes from Debian's
 # source package of the QEMU that loads the plugin (bench/qemu-smp.sh's
@@ -12,12 +14,13 @@
 # header is unpacked. The build stops if the header's API version is not
 # the one that QEMU release speaks.
 #
-# offsets: plugin/kernel/offsets.c compiled against VARIANT's object
+# offsets: plugin/kernel/offsets.c compiled against a kernel's object
 # directory, so struct offsets come from that tree's headers (no debug
 # information); its DEFINE() markers become "NAME VALUE" lines.
 set -euo pipefail
+# shellcheck source=../bench/lib.sh
 . "$(dirname "$0")/../bench/lib.sh"
-. "$MMLAT_ROOT/bench/knobs.sh"
+# shellcheck source=../bench/qemu-smp.sh
 . "$MMLAT_ROOT/bench/qemu-smp.sh"
 
 PLUGIN_DIR=$BUILD_DIR/plugin
@@ -93,10 +96,9 @@ build_plugin() {
 }
 
 build_offsets() {
-	local variant=$1 obj src out=$PLUGIN_DIR/kernels/$1
-	obj=$(record get "$KERNELS_DIR/$variant/build.json" obj_dir 2>/dev/null) || true
-	[ -n "$obj" ] && [ -d "$obj" ] || die "kernel '$variant' is not built: run make kernels VARIANTS=$variant"
-	src=$out.src.$$
+	local obj=$1 out=$2 src
+	[ -f "$obj/Module.symvers" ] || die "$obj is no built kernel's object folder (no Module.symvers)"
+	src=$out/.offsets.$$
 	rm -rf "$src"
 	mkdir -p "$src"
 	# shellcheck disable=SC2064
@@ -104,21 +106,18 @@ build_offsets() {
 	cp "$MMLAT_ROOT/plugin/kernel/Kbuild" "$MMLAT_ROOT/plugin/kernel/offsets.c" \
 		"$MMLAT_ROOT"/guest/modules/include/*.h "$src/"
 	make -s -C "$obj" M="$src" ARCH=x86_64 CC="ccache gcc" offsets.s >&2 ||
-		die "plugin/kernel/offsets.c does not build against '$variant'"
+		die "plugin/kernel/offsets.c does not build against $obj"
 	sed -n 's/^[[:space:]]*\.ascii "->\([A-Z_]*\) \$\{0,1\}\(-\{0,1\}[0-9][0-9]*\) .*/\1 \2/p' \
 		"$src/offsets.s" > "$src/consts.txt"
-	grep -q '^THREAD_SIZE ' "$src/consts.txt" || die "no constants in offsets.s of '$variant'"
-	mkdir -p "$out"
+	grep -q '^THREAD_SIZE ' "$src/consts.txt" || die "no constants in the offsets.s of $obj"
 	mv "$src/consts.txt" "$out/consts.txt"
-	cp "$KERNELS_DIR/$variant/System.map" "$out/System.map"
 	rm -rf "$src"
 	trap - EXIT
-	log "plugin: constants of kernel '$variant' in ${out#"$MMLAT_ROOT"/}/consts.txt"
 	echo "$out/consts.txt"
 }
 
 case ${1:-} in
 plugin) [ $# -eq 1 ] || die "usage: $0 plugin"; build_plugin ;;
-offsets) [ $# -eq 2 ] || die "usage: $0 offsets VARIANT"; build_offsets "$2" ;;
-*) die "usage: $0 plugin | offsets VARIANT" ;;
+offsets) [ $# -eq 3 ] || die "usage: $0 offsets OBJ_DIR OUT_DIR"; build_offsets "$2" "$3" ;;
+*) die "usage: $0 plugin | offsets OBJ_DIR OUT_DIR" ;;
 esac

@@ -5,7 +5,7 @@ import subprocess
 
 from plan import knobs
 
-from .children import guarded
+from .children import guarded, output
 
 SMP_SCRIPT = knobs.ROOT + "/bench/qemu-smp.sh"
 SYSTEM = "qemu-system-x86_64"
@@ -23,6 +23,13 @@ def smp_qemu():
         why = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "no QEMU"
         return None, why.removeprefix("mmlat: error: ")
     return proc.stdout.split()[0], None
+
+
+def plugin_qemu():
+    """The QEMU that loads the plugin, provisioned: bench/qemu-smp.sh's
+    bookworm-backports QEMU, whose qemu-plugin.h plugin/build.sh builds
+    the plugin with."""
+    return output(["bash", SMP_SCRIPT, "provision"]).strip().splitlines()[-1]
 
 
 def provision():
