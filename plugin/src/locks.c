@@ -179,7 +179,9 @@ static int cmp_user(const void *a, const void *b)
 /*
  * classes.txt: "class kind match lock function..." rows; the functions of
  * rows with a lock are the users, and those a plumbing row lists too take
- * the lock for their caller.
+ * the lock for their caller. A name loses the kernel versions it may carry
+ * (name@6.3-) and its optional mark (name?), as the module's Kbuild reads
+ * it: System.map says which the running kernel has.
  */
 static bool read_users(const char *path)
 {
@@ -208,6 +210,7 @@ static bool read_users(const char *path)
 			for (f = 4; f < nw; f++) {
 				if (strchr(w[f], '*'))
 					continue;
+				w[f][strcspn(w[f], "@?")] = '\0';
 				if (!strcmp(w[2], "plumbing"))
 					g_hash_table_add(plumbing, g_strdup(w[f]));
 				else if (strcmp(w[3], "-"))
