@@ -58,6 +58,8 @@ def test_one_boot_per_repeat_gives_latency_work_windows_and_holds(runs):
         w = c["windows"][tracer]
         assert w["present"] and w["by_class"] and w["max"]["open_stack"], tracer
     assert {s["lock"] for s in c["locks"]["sites"]} >= {"pte", "i_mmap", "anon_vma"}
+    # munmap's zap path holds the PTE lock: its lock calls were hooked
+    assert "pte-lock-zap" in c["windows"]["preemptoff"]["by_class"]
     assert c["counters"].windows > 0 and c["counters"].unmatched == 0
 
 
