@@ -33,7 +33,7 @@ ORCHESTRATOR = PYTHONPATH=analysis:bench $(PYTHON) -m orchestrator
 calibration_check = $(ANALYSIS) calibrate "$(1)" || true
 
 .PHONY: help deps bench kernels guest report compare posting calibrate check-kernels test \
-	test-unit test-integration lint clean distclean
+	test-unit test-integration lint reproduce clean distclean
 
 help:
 	@echo 'mmlat — compare scheduling latency and preempt-off windows of two kernels'
@@ -62,6 +62,9 @@ help:
 	@echo '  make check-kernels  build $$(CHECK_VARIANTS) with lockdep, DEBUG_ATOMIC_SLEEP'
 	@echo '                 and DEBUG_VM, boot each under $$(CHECK_WORKLOADS); fail on any'
 	@echo '                 splat'
+	@echo '  make reproduce  rebuild the kernel and images of tests/reproduce/reference.json,'
+	@echo '                 rerun its boots; say per value identical or different, and'
+	@echo '                 which inputs (images, QEMU, package versions) differ'
 	@echo '  make lint       flake8 on the Python, shellcheck on the shell'
 	@echo '  make deps       check/install the Debian packages'
 	@echo '  make clean      remove kernels, guest images and objects (keeps tree, ccache, results)'
@@ -127,6 +130,9 @@ test-unit:
 
 test-integration:
 	@PYTHONPATH=analysis:bench $(PYTHON) -m pytest -q tests/integration
+
+reproduce: deps
+	@PYTHONPATH=analysis:bench $(PYTHON) bench/reproduce.py
 
 clean:
 	rm -rf build/kernels build/kernels-check build/guest build/trees build/config build/workloads \

@@ -3,16 +3,19 @@
 #
 # usage: bash plugin/build.sh plugin                  BUILD_DIR/plugin/mmlat_plugin.so
 #        bash plugin/build.sh offsets OBJ_DIR OUT_DIR  OUT_DIR/consts.txt
-#   env: BUILD_DIR, QEMU_BPO_MIRROR, PYTHON (bench/plan/knobs.py)
+#   env: BUILD_DIR, PYTHON, ICOUNT_QEMU, DEBIAN_MIRROR, DEBIAN_KEYRING
+#   (bench/plan/knobs.py)
 # Each prints the path it made.
 #
-# plugin: qemu-plugin.h is in no binary package: it comes from Debian's
-# source package of the QEMU that loads the plugin (bench/qemu-smp.sh's
-# bookworm-backports QEMU), fetched with a private apt configuration (apt
-# checks the tarball against the Sources index signed by Debian's archive
-# key), its sha256 recorded in build/plugin/qemu-source.json; only the
-# header is unpacked. The build stops if the header's API version is not
-# the one that QEMU release speaks.
+# plugin: for the QEMU that loads it, the icount QEMU (bench/icount-qemu.sh:
+# ICOUNT_QEMU, else the pinned bookworm-backports build, provisioned here
+# if need be). qemu-plugin.h is in no binary package: it comes from the
+# upstream tarball of Debian's source package of the pinned build, fetched
+# through bench/debian-archive.sh (apt checks it against the suite's
+# Sources list, signed by Debian's archive key), its sha256 recorded in
+# BUILD_DIR/plugin/qemu-source/qemu-source.json; only the header is
+# unpacked. The build stops unless the header speaks the plugin API the
+# plugin is written for and the QEMU is the header's release.
 #
 # offsets: plugin/kernel/offsets.c compiled against a kernel's object
 # directory, so struct offsets come from that tree's headers (no debug
@@ -20,8 +23,8 @@
 set -euo pipefail
 # shellcheck source=../bench/lib.sh
 . "$(dirname "$0")/../bench/lib.sh"
-# shellcheck source=../bench/qemu-smp.sh
-. "$MMLAT_ROOT/bench/qemu-smp.sh"
+# shellcheck source=../bench/icount-qemu.sh
+. "$MMLAT_ROOT/bench/icount-qemu.sh"
 
 PLUGIN_DIR=$BUILD_DIR/plugin
 SRC_DIR=$MMLAT_ROOT/plugin/src
@@ -30,35 +33,26 @@ QEMU_SRC_DIR=$PLUGIN_DIR/qemu-source
 # version 4 added qemu_plugin_read_memory_vaddr().
 PLUGIN_API=4
 
-# fetch_header: QEMU's qemu-plugin.h of $QEMU_BPO_VERSION, in
+# fetch_header: qemu-plugin.h of QEMU $QEMU_PINNED_VERSION, in
 # $QEMU_SRC_DIR/include.
 fetch_header() {
-	local stamp=$QEMU_SRC_DIR/qemu-source.json apt tarball upstream header api tmp
-	if [ -f "$stamp" ] && [ "$(record get "$stamp" version 2>/dev/null)" = "$QEMU_BPO_VERSION" ]; then
+	local stamp=$QEMU_SRC_DIR/qemu-source.json tarball upstream header api tmp
+	if [ -f "$stamp" ] && [ "$(record get "$stamp" version 2>/dev/null)" = "$QEMU_PINNED_VERSION" ]; then
 		return
 	fi
+	# shellcheck source=../bench/debian-archive.sh
+	. "$MMLAT_ROOT/bench/debian-archive.sh"
 	tmp=$QEMU_SRC_DIR.tmp.$$
 	rm -rf "$tmp"
 	# shellcheck disable=SC2064
 	trap "rm -rf '$tmp'" EXIT
-	apt=$tmp/apt
-	mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial" "$apt/src" "$tmp/root/include"
-	printf 'deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] %s bookworm-backports main\n' \
-		"$QEMU_BPO_MIRROR" > "$apt/sources.list"
-	local aptopts=(-q -o "Dir::Etc::SourceList=$apt/sources.list" -o Dir::Etc::SourceParts=/dev/null
-		-o "Dir::State::Lists=$apt/lists" -o "Dir::Cache=$apt/cache")
-	[ "$(id -u)" -ne 0 ] || aptopts+=(-o APT::Sandbox::User=root)
-	log "plugin: fetching the source of QEMU $QEMU_BPO_VERSION from bookworm-backports for qemu-plugin.h"
-	apt-get "${aptopts[@]}" update >&2 ||
-		die "apt-get update of bookworm-backports' sources ($QEMU_BPO_MIRROR) failed"
-	# the upstream tarball only: the header is QEMU's, Debian's patches
-	# are for the packaging
-	(cd "$apt/src" && apt-get "${aptopts[@]}" source --download-only --tar-only \
-		"qemu=$QEMU_BPO_VERSION") >&2 ||
-		die "apt-get source of qemu=$QEMU_BPO_VERSION failed"
-	tarball=$(find "$apt/src" -maxdepth 1 -name 'qemu_*.orig.tar.*' | head -n 1)
-	[ -n "$tarball" ] || die "no QEMU source tarball came with qemu=$QEMU_BPO_VERSION"
-	upstream=${QEMU_BPO_VERSION#*:}
+	mkdir -p "$tmp/root/include"
+	log "plugin: fetching the source of QEMU $QEMU_PINNED_VERSION from $QEMU_PINNED_SUITE for qemu-plugin.h"
+	archive_apt "src:$QEMU_PINNED_SUITE"
+	archive_source "$tmp/src" "qemu=$QEMU_PINNED_VERSION"
+	tarball=$(find "$tmp/src" -maxdepth 1 -name 'qemu_*.orig.tar.*' | head -n 1)
+	[ -n "$tarball" ] || die "no QEMU source tarball came with qemu=$QEMU_PINNED_VERSION"
+	upstream=${QEMU_PINNED_VERSION#*:}
 	upstream=${upstream%%+*}
 	header=qemu-$upstream/include/qemu/qemu-plugin.h
 	tar -xf "$tarball" -C "$tmp/root/include" --strip-components=3 "$header" ||
@@ -66,9 +60,10 @@ fetch_header() {
 	api=$(sed -n 's/^#define QEMU_PLUGIN_VERSION \([0-9]*\)$/\1/p' "$tmp/root/include/qemu-plugin.h")
 	[ "$api" = "$PLUGIN_API" ] ||
 		die "QEMU $upstream's qemu-plugin.h speaks plugin API ${api:-?}, the plugin is written for $PLUGIN_API"
-	record write version="$QEMU_BPO_VERSION" upstream="$upstream" mirror="$QEMU_BPO_MIRROR" \
-		tarball="$(basename "$tarball")" sha256="$(sha256sum "$tarball" | cut -d' ' -f1)" \
-		plugin_api:="$api" fetched="$(date -u +%Y-%m-%dT%H:%M:%SZ)" > "$tmp/root/qemu-source.json" ||
+	record write version="$QEMU_PINNED_VERSION" upstream="$upstream" mirror="$DEBIAN_MIRROR" \
+		suite="$QEMU_PINNED_SUITE" tarball="$(basename "$tarball")" \
+		sha256="$(sha256sum "$tarball" | cut -d' ' -f1)" plugin_api:="$api" \
+		fetched="$(date -u +%Y-%m-%dT%H:%M:%SZ)" > "$tmp/root/qemu-source.json" ||
 		die "cannot write the source record"
 	mkdir -p "$PLUGIN_DIR"
 	commit_dir "$tmp/root" "$QEMU_SRC_DIR"
@@ -78,12 +73,13 @@ fetch_header() {
 }
 
 build_plugin() {
-	local qemu v glib out=$PLUGIN_DIR/mmlat_plugin.so
-	qemu=$(provision)
-	v=$(qemu_version "$qemu") || die "$qemu does not run"
+	local glib header out=$PLUGIN_DIR/mmlat_plugin.so
+	[ -n "${ICOUNT_QEMU:-}" ] || provision > /dev/null
+	icount_qemu 1 || die "the plugin's QEMU: $ICOUNT_QEMU_WHY"
 	fetch_header
-	[ "$v" = "$(record get "$QEMU_SRC_DIR/qemu-source.json" upstream)" ] ||
-		die "the plugin QEMU is $v, the header is QEMU $(record get "$QEMU_SRC_DIR/qemu-source.json" upstream)'s"
+	header=$(record get "$QEMU_SRC_DIR/qemu-source.json" upstream)
+	[ "$ICOUNT_QEMU_VERSION" = "$header" ] ||
+		die "the icount QEMU (${ICOUNT_QEMU_CMD[0]}) is $ICOUNT_QEMU_VERSION, the plugin's header is QEMU $header's"
 	glib=$(pkg-config --cflags glib-2.0 2>/dev/null) ||
 		die "the plugin needs glib's headers: apt-get install libglib2.0-dev"
 	# shellcheck disable=SC2086
@@ -91,7 +87,7 @@ build_plugin() {
 		-std=gnu11 $glib -I "$QEMU_SRC_DIR/include" -o "$out.tmp" "$SRC_DIR"/*.c ||
 		die "the plugin does not build"
 	mv "$out.tmp" "$out"
-	log "plugin: ${out#"$MMLAT_ROOT"/} for QEMU $v"
+	log "plugin: ${out#"$MMLAT_ROOT"/} for QEMU $ICOUNT_QEMU_VERSION"
 	echo "$out"
 }
 

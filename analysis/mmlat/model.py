@@ -228,6 +228,17 @@ class LockHolds:
     classes: dict[str, Sides[Distribution]]
     sites: dict[str, list[LockSite]]
 
+    def longest_holder(self, lock, side, mode):
+        """The function that held lock longest in mode on side, or None."""
+        holders = [s for s in self.sites.get(lock, []) if mode in s.holds[side].modes]
+        return max(holders, key=lambda s: s.holds[side].max or 0, default=None)
+
+    def longest_holders(self, lock):
+        """The functions that are some side's and mode's longest holder."""
+        found = [self.longest_holder(lock, side, m.mode)
+                 for side, rows in self.by_mode.get(lock, Sides([], [])).items() for m in rows]
+        return [s for s in self.sites.get(lock, []) if s in found]
+
 
 @dataclass
 class BootCounters:
@@ -472,14 +483,22 @@ class Summary:
         return Sides("odd", "even") if self.aa_mode else self.side_labels()
 
 
+# Call sites a compact summary keeps: of each tracer's windows, and of
+# each lock's holders (both longest first), enough to name the code behind
+# the longest windows and holds in the README.
+COMPACT_WINDOW_SITES = 6
+COMPACT_LOCK_SITES = 3
+
+
 def compact(summary):
-    """The summary reduced to the figures of the README's tables (a few
+    """The summary reduced to the figures of the README's tables (tens of
     KB, results/summaries/): the run, its kernels, calibration and gate,
-    per workload its boots, its primary comparisons, its latency and
-    windows statistics (no histograms), the sweeps and the steps.  Its
-    other lists are empty (boots: the failed ones only; no window classes
-    or call sites, lock holds, counters, attribution), so the renderers
-    of report.txt, the plots and a posting refuse it (require_full)."""
+    per workload its boots, its primary comparisons, its latency, windows
+    and lock holds by mode (statistics, no histograms), the longest call
+    sites of each, the sweeps and the steps.  Its other lists are empty
+    (boots: the failed ones only; no classes, counters or attribution),
+    so the renderers of report.txt, the plots and a posting refuse it
+    (require_full)."""
     def bare(d):
         return dataclasses.replace(d, hist=[], band=None)
 
@@ -488,7 +507,17 @@ def compact(summary):
 
     def windows(t):
         return dataclasses.replace(t, overall=Sides(*map(bare, t.overall.values())),
-                                   classes={}, sites=[])
+                                   classes={}, sites=t.sites[:COMPACT_WINDOW_SITES])
+
+    def locks(h):
+        if h is None:
+            return None
+        return dataclasses.replace(
+            h, by_mode={lock: Sides(*([bare(m) for m in modes] for modes in sides.values()))
+                        for lock, sides in h.by_mode.items()},
+            classes={}, sites={lock: [s for s in sites if s in sites[:COMPACT_LOCK_SITES]
+                                      or s in h.longest_holders(lock)]
+                               for lock, sites in h.sites.items()})
     workloads = [dataclasses.replace(
         w, latency=Sides(*map(bare_latency, w.latency.values())),
         throughput=Sides(*(dataclasses.replace(t, per_repeat=[])
@@ -496,7 +525,7 @@ def compact(summary):
         traced_over_clean=Sides(*(dataclasses.replace(t, per_repeat=[])
                                   for t in w.traced_over_clean.values())),
         counters=Sides(None, None), windows={k: windows(t) for k, t in w.windows.items()},
-        attribution=[], locks=None, calib=Sides([], []), comparisons=w.primary())
+        attribution=[], locks=locks(w.locks), calib=Sides([], []), comparisons=w.primary())
         for w in summary.workloads]
     return dataclasses.replace(summary, workloads=workloads, boots=summary.failed_boots(),
                                compact=True)

@@ -49,13 +49,13 @@ def check_knobs(values):
     check_instrument(values)
     if values["KSRC"] and not git.is_tree(values["KSRC"]):
         _die("KSRC", values["KSRC"], knobs.knob("KSRC").takes(values))
-    # SMP under icount needs QEMU 8.1 or later: a QEMU named by
-    # ICOUNT_SMP_QEMU is checked here; the default one is provisioned
-    # after the packages, and checked again before the boots.
-    if qemu.smp_icount(values["SMP"], values["ACCEL"]) and values["ICOUNT_SMP_QEMU"]:
-        _, why = qemu.smp_qemu()
+    # Every icount boot runs one QEMU (SMP>1 needs 8.1 or later): one named
+    # by ICOUNT_QEMU is checked here; the pinned one is provisioned after
+    # the packages, and checked again before the boots.
+    if values["ACCEL"] == "tcg-icount" and values["ICOUNT_QEMU"]:
+        _, why = qemu.icount_qemu(values["SMP"] or 1)
         if why:
-            raise Refused("SMP=%s with ACCEL=tcg-icount: %s" % (values["SMP"], why))
+            raise Refused("SMP=%s with ACCEL=tcg-icount: %s" % (values["SMP"] or 1, why))
 
 
 def resolve_variants(values):

@@ -63,13 +63,11 @@ def resolve(values, kernel, initrd, plugin=False):
     # virtual time: it defaults to one vCPU, the other modes to 2.
     smp = int(values["SMP"] or (1 if accel == "tcg-icount" else 2))
     binary = qemu.SYSTEM
-    if plugin:
-        if accel != "tcg-icount" or smp != 1:
-            raise Refused("TRACE=%s: the plugin runs under tcg-icount with one vCPU, not %s "
-                          "with %d" % (values["TRACE"], accel, smp))
-        binary = qemu.plugin_qemu()
-    if qemu.smp_icount(str(smp), accel):
-        binary, why = qemu.smp_qemu()
+    if plugin and (accel != "tcg-icount" or smp != 1):
+        raise Refused("TRACE=%s: the plugin runs under tcg-icount with one vCPU, not %s "
+                      "with %d" % (values["TRACE"], accel, smp))
+    if accel == "tcg-icount":
+        binary, why = qemu.icount_qemu(smp)
         if why:
             raise Refused("SMP=%d with ACCEL=tcg-icount: %s" % (smp, why))
     return Machine(accel=accel, smp=smp, qemu_binary=binary, qemu=qemu.version_line(binary),
