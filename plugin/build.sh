@@ -84,7 +84,7 @@ build_plugin() {
 		die "the plugin needs glib's headers: apt-get install libglib2.0-dev"
 	# shellcheck disable=SC2086
 	gcc -shared -fPIC -O2 -g -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Werror \
-		-std=gnu11 $glib -I "$QEMU_SRC_DIR/include" -o "$out.tmp" "$SRC_DIR"/*.c ||
+		-std=gnu11 $glib -I "$QEMU_SRC_DIR/include" -I "$MMLAT_ROOT/guest/modules/include" -o "$out.tmp" "$SRC_DIR"/*.c ||
 		die "the plugin does not build"
 	mv "$out.tmp" "$out"
 	log "plugin: ${out#"$MMLAT_ROOT"/} for QEMU $ICOUNT_QEMU_VERSION"

@@ -18,9 +18,9 @@ static void print_buckets(FILE *f, const u32 *hist, unsigned int sb)
 	unsigned int b;
 
 	fputs(" buckets=", f);
-	for (b = 0; b < NBUCKETS_OF(sb); b++)
+	for (b = 0; b < mmlat_hist_buckets(sb); b++)
 		if (hist[b])
-			fprintf(f, "%llu:%u,", bucket_lo(b, sb), hist[b]);
+			fprintf(f, "%llu:%u,", mmlat_hist_lo(b, sb), hist[b]);
 }
 
 static void sum_kind(int kind, struct win_stats *t)
@@ -49,7 +49,7 @@ static void sum_kind(int kind, struct win_stats *t)
 			memcpy(t->max_stack, st->max_stack,
 			       sizeof(t->max_stack));
 		}
-		for (b = 0; b < NBUCKETS; b++)
+		for (b = 0; b < MMLAT_HIST_NBUCKETS; b++)
 			t->hist[b] += st->hist[b];
 	}
 }
@@ -76,12 +76,12 @@ static void dump_kind(FILE *f, int kind)
 		print_frame(f, t->max_stack[i]);
 		fputc('\n', f);
 	}
-	for (b = 0; b < NBUCKETS; b++)
+	for (b = 0; b < MMLAT_HIST_NBUCKETS; b++)
 		if (t->hist[b])
 			fprintf(f, "bucket %s lo_ns=%llu hi_ns=%llu n=%llu\n",
-				name, bucket_lo(b, SUB_BITS),
-				b + 1 < NBUCKETS ?
-				bucket_lo(b + 1, SUB_BITS) : U64_MAX,
+				name, mmlat_hist_lo(b, MMLAT_HIST_SUB_BITS),
+				b + 1 < MMLAT_HIST_NBUCKETS ?
+				mmlat_hist_lo(b + 1, MMLAT_HIST_SUB_BITS) : U64_MAX,
 				t->hist[b]);
 	g_free(t);
 }
@@ -95,7 +95,7 @@ void dump_windows(FILE *f, bool running)
 	fprintf(f,
 		"param clock=icount shift=%u source=qemu-plugin thresh_ns=%llu table_size=%u cpus=%u sub_bits=%d key_sub_bits=%d open_depth=%d running=%d preempt_disable=1 preempt_enable=1 irq_disable=1 irq_enable=1 cpu_idle=1 contention_begin=0 contention_end=0\n",
 		icount_shift, win_thresh_ns, win_table_size, win_nr_cpus,
-		SUB_BITS, KEY_SUB_BITS, OPEN_DEPTH, running);
+		MMLAT_HIST_SUB_BITS, MMLAT_HIST_KEY_SUB_BITS, OPEN_DEPTH, running);
 	for (kind = 0; kind < W_KINDS; kind++)
 		dump_kind(f, kind);
 	for (cpu = 0; cpu < win_nr_cpus; cpu++) {
@@ -111,7 +111,7 @@ void dump_windows(FILE *f, bool running)
 					k[i].total, k[i].max,
 					lock_tag(k[i].lock));
 				print_frames(f, k[i].stack, k[i].depth);
-				print_buckets(f, k[i].hist, KEY_SUB_BITS);
+				print_buckets(f, k[i].hist, MMLAT_HIST_KEY_SUB_BITS);
 				fputc('\n', f);
 			}
 		}
@@ -141,7 +141,7 @@ static void sum_site(const struct lock_site *key, struct lock_site *t)
 			t->lost += tab[i].lost;
 			t->discarded += tab[i].discarded;
 			t->slept += tab[i].slept;
-			for (b = 0; b < NBUCKETS; b++)
+			for (b = 0; b < MMLAT_HIST_NBUCKETS; b++)
 				t->hist[b] += tab[i].hist[b];
 		}
 	}
@@ -176,7 +176,7 @@ void dump_locks(FILE *f, bool running)
 		icount_shift, lock_nr_users(), lock_nr_missing(),
 		lock_mode(L_PTE) == MODE_SPIN ? "struct-page" : "none",
 		mode_name[lock_mode(L_I_MMAP)],
-		mode_name[lock_mode(L_ANON_VMA)], SUB_BITS, running);
+		mode_name[lock_mode(L_ANON_VMA)], MMLAT_HIST_SUB_BITS, running);
 	for (i = 0; i < lock_nr_users(); i++) {
 		name = lock_user_name(i, &size);
 		fprintf(f, "user %s size=%llu\n", name, size);
@@ -213,7 +213,7 @@ void dump_locks(FILE *f, bool running)
 				sum->n, sum->total, sum->max, sum->lost,
 				sum->discarded, sum->slept);
 			print_frame(f, tab[i].ret);
-			print_buckets(f, sum->hist, SUB_BITS);
+			print_buckets(f, sum->hist, MMLAT_HIST_SUB_BITS);
 			fputc('\n', f);
 		}
 	}

@@ -446,7 +446,7 @@ static void site_add(struct lock_site *st, u64 d)
 	st->total += d;
 	if (d > st->max)
 		st->max = d;
-	st->hist[bucket_of(d, SUB_BITS)]++;
+	st->hist[mmlat_hist_bucket(d, MMLAT_HIST_SUB_BITS)]++;
 }
 
 /* ------------------------------------------------------- spinning holds */

@@ -30,7 +30,7 @@ struct lock_site {
 	u64 lost;		/* taken here, unlock never seen */
 	u64 discarded;	/* spinning: not inside one preempt-off window */
 	u64 slept;		/* sleeping: the holder was switched out */
-	u32 hist[NBUCKETS];
+	u32 hist[MMLAT_HIST_NBUCKETS];
 };
 
 #define MAX_SITES	256	/* lock call sites per vCPU */

@@ -71,7 +71,7 @@ static void key_add(struct win_stats *st, struct win_key *t,
 		k->total += d;
 		if (d > k->max)
 			k->max = d;
-		k->hist[bucket_of(d, KEY_SUB_BITS)]++;
+		k->hist[mmlat_hist_bucket(d, MMLAT_HIST_KEY_SUB_BITS)]++;
 		st->keyed++;
 		return;
 	}
@@ -129,7 +129,7 @@ void win_end(unsigned int cpu, int kind)
 	d = insns_to_ns(vcpu_insns(cpu) - s->ts);
 	st->n++;
 	st->total += d;
-	st->hist[bucket_of(d, SUB_BITS)]++;
+	st->hist[mmlat_hist_bucket(d, MMLAT_HIST_SUB_BITS)]++;
 	if (d > st->max) {
 		st->max = d;
 		memcpy(st->max_open, s->stack, s->depth * sizeof(u64));

@@ -31,7 +31,7 @@ struct win_key {
 	u8 depth;		/* 0: free */
 	u8 lock;
 	u64 n, total, max;
-	u32 hist[KEY_NBUCKETS];
+	u32 hist[MMLAT_HIST_KEY_NBUCKETS];
 };
 
 struct win_stats {
@@ -45,7 +45,7 @@ struct win_stats {
 	u8 max_open_depth, max_lock;
 	unsigned int max_depth;
 	u64 max_stack[END_DEPTH];
-	u64 hist[NBUCKETS];
+	u64 hist[MMLAT_HIST_NBUCKETS];
 };
 
 struct win_cpu {
