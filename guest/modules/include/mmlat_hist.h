@@ -2,8 +2,9 @@
 /*
  * Log-linear histograms of nanoseconds, the one definition of their
  * buckets: guest/initramfs.sh copies this header beside each guest
- * module's source, and tests/unit/hist_buckets.c builds it on the host to
- * check it against the analysis's reader (analysis/mmlat/buckets.py).
+ * module's source, the QEMU plugin includes it (plugin/src/hist.h), and
+ * tests/unit/hist_buckets.c builds it on the host to check it against the
+ * analysis's reader (analysis/mmlat/buckets.py).
  *
  * Values below 2^sb have a bucket each; above that, each power of two is
  * split into 2^sb buckets, so a bucket is at most 1/2^sb of its lower
