@@ -3,6 +3,7 @@ written or built. A bad value stops the run in well under a second,
 naming the knob, the value and what it allows (as cyclictest checks all
 its options before it starts)."""
 import os
+import shutil
 from dataclasses import dataclass
 
 from plan import calib, knobs, versions, workloads
@@ -41,6 +42,29 @@ def check_knobs(values):
         _, why = qemu.smp_qemu()
         if why:
             raise Refused("SMP=%s with ACCEL=tcg-icount: %s" % (values["SMP"], why))
+    if values["EXECUTOR"] != "local":
+        check_lava(values)
+
+
+def check_lava(values):
+    """A LAVA executor's QEMU jobs run under icount only (a kvm or tcg-mt
+    guest keeps the worker's time, which a lab shares between jobs), and
+    lava-local's device runs the system's QEMU, one vCPU under icount
+    unless it is 8.1 or later (bench/qemu-smp.sh)."""
+    executor = values["EXECUTOR"]
+    if values["LAVA_DEVICE_TYPE"] == "qemu" and values["ACCEL"] not in ("auto", "tcg-icount"):
+        raise Refused("EXECUTOR=%s runs its QEMU jobs under tcg-icount, not ACCEL=%s: a kvm or "
+                      "tcg-mt guest keeps the worker's time, which a lab shares between jobs"
+                      % (executor, values["ACCEL"]))
+    if executor == "lava-local" and values["SMP"] not in ("", "1"):
+        raise Refused("EXECUTOR=lava-local boots the system's QEMU (%s), with SMP=1 under "
+                      "tcg-icount" % qemu.version_line(qemu.SYSTEM))
+    if executor == "lava-local" and (not shutil.which("lava-run") or os.geteuid() != 0):
+        raise Refused("EXECUTOR=lava-local runs lava-run (Debian's lava-dispatcher) as root")
+    if executor == "lava":
+        from .lava.executor import Server
+        server = Server(values["LAVA_IDENTITY"])
+        server.call("its version", "system.version")
 
 
 def resolve_variants(values):

@@ -8,6 +8,7 @@ cause in boot.json), 2 the host could not keep its results (a full disk),
 import json
 import os
 import select
+import socket
 
 from plan import knobs
 from plan.model import BootResult
@@ -21,7 +22,7 @@ QEMU_SH = os.path.join(knobs.ROOT, "bench/qemu.sh")
 class LocalExecutor(Executor):
     name = "local"
 
-    def __init__(self, run_dir):
+    def __init__(self, run_dir, values):
         self.procs = {}         # job id -> Popen
         self.pidfds = {}        # job id -> its pidfd
         self.staging = {}       # job id -> the boot's staging folder
@@ -56,6 +57,7 @@ class LocalExecutor(Executor):
             doc = json.load(f)
         with open(os.path.join(dest, "qemu.cmdline")) as f:
             doc["qemu_cmdline"] = f.read().rstrip("\n")
+        doc["device"] = socket.gethostname()
         os.remove(os.path.join(dest, "boot.json"))
         os.remove(os.path.join(dest, "qemu.cmdline"))
         return BootResult.from_json(doc)

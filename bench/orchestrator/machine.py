@@ -26,6 +26,9 @@ class Machine:
 def accelerator(values, kernel, initrd):
     if values["ACCEL"] != "auto":
         return values["ACCEL"]
+    if values["EXECUTOR"] != "local":
+        # a LAVA executor's QEMU jobs (entry.check_lava)
+        return "tcg-icount"
     return output(["bash", ACCEL_SH, os.path.dirname(kernel), initrd]).strip()
 
 
@@ -62,7 +65,8 @@ def resolve(values, kernel, initrd):
     # virtual time: it defaults to one vCPU, the other modes to 2.
     smp = int(values["SMP"] or (1 if accel == "tcg-icount" else 2))
     binary = qemu.SYSTEM
-    if qemu.smp_icount(str(smp), accel):
+    # a LAVA server's jobs run the QEMU of its workers, named in each boot's record
+    if qemu.smp_icount(str(smp), accel) and values["EXECUTOR"] == "local":
         binary, why = qemu.smp_qemu()
         if why:
             raise Refused("SMP=%d with ACCEL=tcg-icount: %s" % (smp, why))

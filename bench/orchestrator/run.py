@@ -68,8 +68,9 @@ def run(values):
         locks.run_lock(run_paths.lock, e.plan.run_id)
         build_lock = locks.build_lock(build.lock, e.plan.run_id)
         guarded(["bash", DEPS])
-        if qemu.smp_icount(values["SMP"], values["ACCEL"]) or \
-                (values["ACCEL"] == "auto" and qemu.smp_icount(values["SMP"], "tcg-icount")):
+        if values["EXECUTOR"] == "local" and (
+                qemu.smp_icount(values["SMP"], values["ACCEL"]) or
+                (values["ACCEL"] == "auto" and qemu.smp_icount(values["SMP"], "tcg-icount"))):
             if qemu.smp_qemu()[1]:
                 qemu.provision()
         configs, shas = build_stage(e, build)
@@ -99,7 +100,7 @@ def run(values):
             % (mach.accel, mach.smp, e.plan.duration_s, " ".join(e.plan.boots), mach.jobs,
                shown(run_paths.dir)))
         boots_t0 = time.monotonic()
-        sched = Scheduler(run_paths, e.plan, executor.make(e.plan.executor, run_paths.dir),
+        sched = Scheduler(run_paths, e.plan, executor.make(e.plan.executor, run_paths.dir, values),
                           mach, imgs, values, {n: (configs[n][1], shas[n]) for n in names})
         ran, total = rounds.run_rounds(sched, meta, run_paths, values)
         if sched.host_fault:
