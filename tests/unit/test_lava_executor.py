@@ -312,7 +312,7 @@ def test_server_refusal_stops_the_run_naming_it(tmp_path, monkeypatch, good_log)
     fake.rpc.shutdown()
 
 
-def test_server_errors_name_the_server_not_the_token(tmp_path, monkeypatch):
+def test_server_errors_name_the_server_not_the_token(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
     with pytest.raises(executor.ExecutorError, match="no lavacli identity 'nowhere'"):
         executor.Server("nowhere")
@@ -323,3 +323,5 @@ def test_server_errors_name_the_server_not_the_token(tmp_path, monkeypatch):
                        match=r"http://127.0.0.1:9/RPC2 \(lavacli identity down\): job 1 failed") as e:
         exe.poll("1")
     assert "s3cret" not in str(e.value)
+    exe.cancel("1")     # named, not raised: a stopped run cancels the rest
+    assert "job 1 remains on the server: http://127.0.0.1:9/RPC2" in capsys.readouterr().err

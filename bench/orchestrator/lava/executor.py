@@ -30,7 +30,7 @@ import yaml
 
 from .. import children
 from ..executor import DONE, FAILED, LOST, QUEUED, RUNNING, Executor, JobStatus
-from ..say import Refused
+from ..say import Refused, log
 from . import collect, device, job, joblog
 
 
@@ -275,7 +275,12 @@ class LavaServerExecutor(Executor):
         return self.finished.collect(job_id, dest, definition, self.devices.get(job_id, ""))
 
     def cancel(self, job_id):
-        self.server.call("canceling job %s" % job_id, "scheduler.jobs.cancel", job_id)
+        """The server cancels the job; one it cannot is named, left to
+        run (a stopped run cancels every job it has, whatever fails)."""
+        try:
+            self.server.call("canceling job %s" % job_id, "scheduler.jobs.cancel", job_id)
+        except ExecutorError as e:
+            log("job %s remains on the server: %s" % (job_id, e))
 
     def wait(self, job_ids, timeout):
         time.sleep(timeout)
