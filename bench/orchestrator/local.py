@@ -7,7 +7,6 @@ cause in boot.json), 2 the host could not keep its results (a full disk),
 143 stopped by a signal."""
 import json
 import os
-import select
 import socket
 
 from plan import knobs
@@ -23,8 +22,7 @@ class LocalExecutor(Executor):
     name = "local"
 
     def __init__(self, run_dir, values):
-        self.procs = {}         # job id -> Popen
-        self.pidfds = {}        # job id -> its pidfd
+        self.sessions = children.Sessions()
         self.staging = {}       # job id -> the boot's staging folder
 
     def submit(self, job):
@@ -34,13 +32,12 @@ class LocalExecutor(Executor):
         proc = children.session(["bash", QEMU_SH, job.staging, os.path.dirname(job.kernel),
                                  job.initrd, job.job.cmdline()], env=env)
         job_id = "local-%d" % proc.pid
-        self.procs[job_id] = proc
-        self.pidfds[job_id] = os.pidfd_open(proc.pid)
+        self.sessions.add(job_id, proc)
         self.staging[job_id] = job.staging
         return job_id
 
     def poll(self, job_id):
-        proc = self.procs.get(job_id)
+        proc = self.sessions.get(job_id)
         if proc is None:
             return JobStatus(LOST, "no local guest of this run has it (it ended with the run "
                              "that started it)")
@@ -63,22 +60,15 @@ class LocalExecutor(Executor):
         return BootResult.from_json(doc)
 
     def cancel(self, job_id):
-        proc = self.procs.get(job_id)
+        proc = self.sessions.get(job_id)
         if proc is not None:
             children.stop_session(proc)
             proc.wait()
             self._forget(job_id)
 
     def wait(self, job_ids, timeout):
-        fds = [self.pidfds[j] for j in job_ids if j in self.pidfds]
-        if fds:
-            select.select(fds, [], [], timeout)
+        self.sessions.wait(job_ids, timeout)
 
     def _forget(self, job_id):
-        proc = self.procs.pop(job_id, None)
-        if proc is not None:
-            proc.wait()
-        fd = self.pidfds.pop(job_id, None)
-        if fd is not None:
-            os.close(fd)
+        self.sessions.forget(job_id)
         self.staging.pop(job_id, None)

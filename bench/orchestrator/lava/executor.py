@@ -16,7 +16,6 @@ under the run (a job whose lava-run died with the run that started it,
 and left no result, is LOST), lava asks the server."""
 import hashlib
 import os
-import select
 import shutil
 import signal
 import socket
@@ -114,7 +113,7 @@ class LavaLocalExecutor(Executor):
         self.dir = os.path.join(run_dir, "lava")
         self.target = target(values)
         self.device = "%s@%s" % (self.DEVICE, socket.gethostname())
-        self.procs, self.pidfds = {}, {}
+        self.sessions = children.Sessions()
         self.finished = _Finished()
 
     def _path(self, job_id, *names):
@@ -135,12 +134,11 @@ class LavaLocalExecutor(Executor):
                 [self.LAVA_RUN, "--job-id", job_id, "--output-dir", self._path(job_id, "out"),
                  "--device", self._path(job_id, "device.yaml"), self._path(job_id, "job.yaml")],
                 stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
-        self.procs[job_id] = proc
-        self.pidfds[job_id] = os.pidfd_open(proc.pid)
+        self.sessions.add(job_id, proc)
         return job_id
 
     def poll(self, job_id):
-        proc = self.procs.get(job_id)
+        proc = self.sessions.get(job_id)
         if proc is not None and proc.poll() is None:
             return JobStatus(RUNNING)
         if not os.path.exists(self._path(job_id, "out", "result.yaml")):
@@ -153,7 +151,7 @@ class LavaLocalExecutor(Executor):
             return self.finished.status(job_id, f.read())
 
     def collect(self, job_id, dest):
-        self._forget(job_id)
+        self.sessions.forget(job_id)
         with open(self._path(job_id, "job.yaml")) as f:
             definition = yaml.safe_load(f)
         result = self.finished.collect(job_id, dest, definition, self.device)
@@ -163,28 +161,18 @@ class LavaLocalExecutor(Executor):
     def cancel(self, job_id):
         """lava-run cancels its job (and stops QEMU) on SIGTERM; after
         GRACE_S its session is killed."""
-        proc = self.procs.get(job_id)
+        proc = self.sessions.get(job_id)
         if proc is not None and proc.poll() is None:
             children.stop_session(proc)
             try:
                 proc.wait(self.GRACE_S)
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, signal.SIGKILL)
-        self._forget(job_id)
+        self.sessions.forget(job_id)
         shutil.rmtree(self._path(job_id), ignore_errors=True)
 
     def wait(self, job_ids, timeout):
-        fds = [self.pidfds[j] for j in job_ids if j in self.pidfds]
-        if fds:
-            select.select(fds, [], [], timeout)
-
-    def _forget(self, job_id):
-        proc = self.procs.pop(job_id, None)
-        if proc is not None:
-            proc.wait()
-        fd = self.pidfds.pop(job_id, None)
-        if fd is not None:
-            os.close(fd)
+        self.sessions.wait(job_ids, timeout)
 
 
 class Server:
