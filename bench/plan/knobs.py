@@ -246,8 +246,6 @@ KNOBS = (
 
     Knob("LAVA_QEMU_DEVICES", "", Text("empty or a count"), HOST,
          "QEMU devices on its worker; empty: one per core", make=False),
-    Knob("LAVA_TEST_INITRD", "", PATH, HOST,
-         "the LAVA tests' initramfs; empty: guest/initramfs.sh's", make=False),
     # Test hooks: the project's own files, replaced by a test's.
     Knob("VARIANTS_CONF", "{ROOT}/bench/variants.conf", PATH, HOST,
          "the variants' names", make=False),
