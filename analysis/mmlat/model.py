@@ -477,13 +477,20 @@ class Summary:
         return Sides("odd", "even") if self.aa_mode else self.side_labels()
 
 
+# Call sites a compact summary keeps: of each tracer's windows, and of
+# each lock's holders (both longest first), enough to name the code behind
+# the longest windows and holds in the README.
+COMPACT_WINDOW_SITES = 6
+COMPACT_LOCK_SITES = 3
+
+
 def compact(summary):
-    """The summary reduced to the figures of the README's tables (a few
-    KB, results/summaries/): the run, its kernels, calibration and gate,
-    per workload its boots, its primary comparisons, its latency and
-    windows statistics (no histograms), the sweeps and the steps.  Its
-    other lists are empty (boots: the failed ones only; no window classes
-    or call sites, lock holds, counters, attribution), so the renderers
+    """The summary reduced to the figures of the README's tables (some
+    tens of KB, results/summaries/): the run, its kernels, calibration and
+    gate, per workload its boots, its primary comparisons, its latency,
+    windows and lock hold statistics (no histograms), the longest call
+    sites, the sweeps and the steps.  Its other lists are empty (boots:
+    the failed ones only; no counters or attribution), so the renderers
     of report.txt, the plots and a posting refuse it (require_full)."""
     def bare(d):
         return dataclasses.replace(d, hist=[], band=None)
@@ -491,9 +498,22 @@ def compact(summary):
     def bare_latency(d):
         return dataclasses.replace(bare(d), spread={})
 
+    def bare_sides(sides):
+        return Sides(*map(bare, sides.values()))
+
     def windows(t):
-        return dataclasses.replace(t, overall=Sides(*map(bare, t.overall.values())),
-                                   classes={}, sites=[])
+        return dataclasses.replace(t, overall=bare_sides(t.overall),
+                                   classes={k: bare_sides(d) for k, d in t.classes.items()},
+                                   sites=t.sites[:COMPACT_WINDOW_SITES])
+
+    def locks(h):
+        if h is None:
+            return None
+        return dataclasses.replace(
+            h, by_mode={lock: Sides(*([bare(m) for m in modes] for modes in sides.values()))
+                        for lock, sides in h.by_mode.items()},
+            classes={k: bare_sides(d) for k, d in h.classes.items()},
+            sites={lock: sites[:COMPACT_LOCK_SITES] for lock, sites in h.sites.items()})
     workloads = [dataclasses.replace(
         w, latency=Sides(*map(bare_latency, w.latency.values())),
         throughput=Sides(*(dataclasses.replace(t, per_repeat=[])
@@ -501,7 +521,7 @@ def compact(summary):
         traced_over_clean=Sides(*(dataclasses.replace(t, per_repeat=[])
                                   for t in w.traced_over_clean.values())),
         counters=Sides(None, None), windows={k: windows(t) for k, t in w.windows.items()},
-        attribution=[], locks=None, calib=Sides([], []), comparisons=w.primary())
+        attribution=[], locks=locks(w.locks), calib=Sides([], []), comparisons=w.primary())
         for w in summary.workloads]
     return dataclasses.replace(summary, workloads=workloads, boots=summary.failed_boots(),
                                compact=True)

@@ -101,7 +101,44 @@ def windows(summaries, tracer, workload, side):
     return lines + [""] + [run_line(s) for s in summaries]
 
 
+def sites(summary, tracer, workload):
+    """A workload's longest windows of a tracer by call site (opener <-
+    caller) and class: per side how many and the longest (us)."""
+    if tracer not in load.TRACERS:
+        raise ValueError("no tracer %s" % tracer)
+    labels = summary.short_labels()
+    lines = _head(["class", "call site (opener <- caller)",
+                   "%s windows / max us" % labels.baseline,
+                   "%s windows / max us" % labels.patched])
+    for site in summary.workload(workload).windows[tracer].sites:
+        lines.append(_row([site.window_class, "`%s`" % site.site]
+                          + ["%d / %s" % (f.count, fmt.us(f.max)) for f in site.figures.values()]))
+    return lines + ["", run_line(summary)]
+
+
+def holds(summary, workload):
+    """A workload's lock holds: per lock and mode, per side, how many and
+    their p99 / max (us), and the function that held it longest."""
+    labels = summary.short_labels()
+    locks = summary.workload(workload).locks
+    lines = _head(["lock", "mode", "%s holds, p99 / max us" % labels.baseline,
+                   "%s holds, p99 / max us" % labels.patched, "longest holder"])
+    for lock, by_side in locks.by_mode.items():
+        modes = dict.fromkeys(m.mode for side in by_side.values() for m in side)
+        top = locks.sites.get(lock, [])
+        for mode in modes:
+            cells = []
+            for side in by_side.values():
+                row = next((m for m in side if m.mode == mode), None)
+                cells.append("-" if row is None else "%s, %s / %s" % (
+                    fmt.count(row.count, 1), fmt.ns_as_us(row.p99, 1), fmt.ns_as_us(row.max, 1)))
+            holder = next((s.func for s in top if mode in s.holds.baseline.modes
+                           + s.holds.patched.modes), "-")
+            lines.append(_row([lock, mode] + cells + ["`%s`" % holder]))
+    return lines + ["", run_line(summary)]
+
+
 # The tables a README marker may name: kind -> (renderer, how many
 # summaries it takes, None: any number, its other arguments).
 TABLES = {"headline": (headline, 1), "steps": (steps, 1), "sweep-lock": (sweep_lock, 1),
-          "windows": (windows, None)}
+          "windows": (windows, None), "sites": (sites, 1), "holds": (holds, 1)}

@@ -88,9 +88,15 @@ def test_compact_keeps_the_readme_tables_and_is_small(summary, tmp_path):
         assert table(back) == table(summary)
     assert (render_readme.windows([back], "preemptoff", "munmap", "baseline")
             == render_readme.windows([summary], "preemptoff", "munmap", "baseline"))
+    for tracer in load.TRACERS:
+        full = render_readme.sites(summary, tracer, "munmap")
+        kept = min(model.COMPACT_WINDOW_SITES, len(full) - 4)
+        assert kept > 0 and render_readme.sites(back, tracer, "munmap") == full[:2 + kept] + full[-2:]
+    holds = render_readme.holds(back, "munmap")
+    assert holds == render_readme.holds(summary, "munmap") and len(holds) > 4
     full = str(tmp_path / "full.json")
     model.write(summary, full)
     with open(path) as f, open(full) as g:
-        assert len(f.read()) * 10 < len(g.read())
+        assert len(f.read()) * 4 < len(g.read())
     with pytest.raises(model.SummaryFormatError, match="report.txt needs the full summary"):
         render_text.render(back)
