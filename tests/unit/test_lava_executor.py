@@ -160,8 +160,8 @@ def test_lava_local_after_a_restart(tmp_path, good_log):
     again = local_executor(tmp_path / "run", lava_run)
     assert again.poll(done).state == interface.DONE
     assert again.collect(done, str(tmp_path / "staging-1")).status == "ok"
-    assert again.poll(dying).state == interface.LOST
     first.cancel(dying)
+    assert again.poll(dying).state == interface.LOST
 
 
 def test_a_lab_fault_is_failed_to_retry(tmp_path):
@@ -171,6 +171,10 @@ def test_a_lab_fault_is_failed_to_retry(tmp_path):
     status = until_ended(exe, job_id)
     assert (status.state, status.retry) == (interface.FAILED, True)
     assert status.cause == "lava: Infrastructure: Unable to download"
+    # no boot comes of it: its log is kept aside, its folder goes
+    assert exe.poll(job_id) == status
+    assert not (tmp_path / "run/lava" / job_id).exists()
+    assert "Unable to download" in (tmp_path / "run/lava/abandoned" / (job_id + ".log")).read_text()
 
 
 def scheduler(tmp_path, exe):

@@ -115,6 +115,7 @@ class LavaLocalExecutor(Executor):
         self.device = "%s@%s" % (self.DEVICE, socket.gethostname())
         self.sessions = children.Sessions()
         self.finished = _Finished()
+        self.abandoned = {}     # job id -> its JobStatus, FAILED or LOST
 
     def _path(self, job_id, *names):
         return os.path.join(self.dir, job_id, *names)
@@ -138,17 +139,37 @@ class LavaLocalExecutor(Executor):
         return job_id
 
     def poll(self, job_id):
+        if job_id in self.abandoned:
+            return self.abandoned[job_id]
         proc = self.sessions.get(job_id)
         if proc is not None and proc.poll() is None:
             return JobStatus(RUNNING)
-        if not os.path.exists(self._path(job_id, "out", "result.yaml")):
-            if proc is None:
-                return JobStatus(LOST, "no lava-run of this run has it (it ended with the run "
-                                 "that started it)")
-            return JobStatus(FAILED, "lava-run ended (exit %d) without the job's result: see %s"
-                             % (proc.returncode, self._path(job_id, "lava.log")), retry=True)
-        with open(self._path(job_id, "lava.log"), errors="replace") as f:
-            return self.finished.status(job_id, f.read())
+        if os.path.exists(self._path(job_id, "out", "result.yaml")):
+            with open(self._path(job_id, "lava.log"), errors="replace") as f:
+                status = self.finished.status(job_id, f.read())
+        elif proc is None:
+            status = JobStatus(LOST, "no lava-run of this run has it (it ended with the run "
+                               "that started it)")
+        else:
+            status = JobStatus(FAILED, "lava-run ended (exit %d) without the job's result: see %s"
+                               % (proc.returncode, self._abandoned_log(job_id)), retry=True)
+        if status.state != DONE:
+            self._abandon(job_id, status)
+        return status
+
+    def _abandoned_log(self, job_id):
+        return os.path.join(self.dir, "abandoned", job_id + ".log")
+
+    def _abandon(self, job_id, status):
+        """A job no boot is collected from (the scheduler submits the boot
+        again, or records it failed with status's cause): its log kept in
+        RUN/lava/abandoned/, its folder gone."""
+        self.abandoned[job_id] = status
+        self.sessions.forget(job_id)
+        if os.path.exists(self._path(job_id, "lava.log")):
+            os.makedirs(os.path.dirname(self._abandoned_log(job_id)), exist_ok=True)
+            os.replace(self._path(job_id, "lava.log"), self._abandoned_log(job_id))
+        shutil.rmtree(self._path(job_id), ignore_errors=True)
 
     def collect(self, job_id, dest):
         self.sessions.forget(job_id)
