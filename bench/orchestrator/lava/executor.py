@@ -1,5 +1,5 @@
 """EXECUTOR=lava-local and EXECUTOR=lava: each boot one LAVA job
-(lava/job.py), its results read back from the job's log (collect.py).
+(job.py), its results read back from the job's log (collect.py).
 
   lava-local   lava-run on this machine, one process a job, against
                lava/devices/mmlat-qemu.jinja2 rendered for the job
@@ -88,9 +88,11 @@ class _Finished:
 
     def status(self, job_id, text):
         log = joblog.parse(text)
-        self.logs[job_id] = (text, log)
         fault = collect.lab_fault(log)
-        return JobStatus(FAILED, fault, retry=True) if fault else JobStatus(DONE)
+        if fault:
+            return JobStatus(FAILED, fault, retry=True)
+        self.logs[job_id] = (text, log)
+        return JobStatus(DONE)
 
     def collect(self, job_id, dest, definition, device_name):
         text, log = self.logs.pop(job_id)
