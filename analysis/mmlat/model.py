@@ -228,6 +228,17 @@ class LockHolds:
     classes: dict[str, Sides[Distribution]]
     sites: dict[str, list[LockSite]]
 
+    def longest_holder(self, lock, side, mode):
+        """The function that held lock longest in mode on side, or None."""
+        holders = [s for s in self.sites.get(lock, []) if mode in s.holds[side].modes]
+        return max(holders, key=lambda s: s.holds[side].max or 0, default=None)
+
+    def longest_holders(self, lock):
+        """The functions that are some side's and mode's longest holder."""
+        found = [self.longest_holder(lock, side, m.mode)
+                 for side, rows in self.by_mode.get(lock, Sides([], [])).items() for m in rows]
+        return [s for s in self.sites.get(lock, []) if s in found]
+
 
 @dataclass
 class BootCounters:
@@ -485,26 +496,23 @@ COMPACT_LOCK_SITES = 3
 
 
 def compact(summary):
-    """The summary reduced to the figures of the README's tables (some
-    tens of KB, results/summaries/): the run, its kernels, calibration and
-    gate, per workload its boots, its primary comparisons, its latency,
-    windows and lock hold statistics (no histograms), the longest call
-    sites, the sweeps and the steps.  Its other lists are empty (boots:
-    the failed ones only; no counters or attribution), so the renderers
-    of report.txt, the plots and a posting refuse it (require_full)."""
+    """The summary reduced to the figures of the README's tables (tens of
+    KB, results/summaries/): the run, its kernels, calibration and gate,
+    per workload its boots, its primary comparisons, its latency, windows
+    and lock holds by mode (statistics, no histograms), the longest call
+    sites of each, the sweeps and the steps.  Its other lists are empty
+    (boots: the failed ones only; no classes, counters or attribution),
+    so the renderers of report.txt, the plots and a posting refuse it
+    (require_full)."""
     def bare(d):
         return dataclasses.replace(d, hist=[], band=None)
 
     def bare_latency(d):
         return dataclasses.replace(bare(d), spread={})
 
-    def bare_sides(sides):
-        return Sides(*map(bare, sides.values()))
-
     def windows(t):
-        return dataclasses.replace(t, overall=bare_sides(t.overall),
-                                   classes={k: bare_sides(d) for k, d in t.classes.items()},
-                                   sites=t.sites[:COMPACT_WINDOW_SITES])
+        return dataclasses.replace(t, overall=Sides(*map(bare, t.overall.values())),
+                                   classes={}, sites=t.sites[:COMPACT_WINDOW_SITES])
 
     def locks(h):
         if h is None:
@@ -512,8 +520,9 @@ def compact(summary):
         return dataclasses.replace(
             h, by_mode={lock: Sides(*([bare(m) for m in modes] for modes in sides.values()))
                         for lock, sides in h.by_mode.items()},
-            classes={k: bare_sides(d) for k, d in h.classes.items()},
-            sites={lock: sites[:COMPACT_LOCK_SITES] for lock, sites in h.sites.items()})
+            classes={}, sites={lock: [s for s in sites if s in sites[:COMPACT_LOCK_SITES]
+                                      or s in h.longest_holders(lock)]
+                               for lock, sites in h.sites.items()})
     workloads = [dataclasses.replace(
         w, latency=Sides(*map(bare_latency, w.latency.values())),
         throughput=Sides(*(dataclasses.replace(t, per_repeat=[])

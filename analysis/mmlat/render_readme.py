@@ -117,24 +117,22 @@ def sites(summary, tracer, workload):
 
 
 def holds(summary, workload):
-    """A workload's lock holds: per lock and mode, per side, how many and
-    their p99 / max (us), and the function that held it longest."""
+    """A workload's lock holds: per lock and mode, per side, how many,
+    their p99 / max (us) and the function that held it longest."""
     labels = summary.short_labels()
     locks = summary.workload(workload).locks
-    lines = _head(["lock", "mode", "%s holds, p99 / max us" % labels.baseline,
-                   "%s holds, p99 / max us" % labels.patched, "longest holder"])
+    lines = _head(["lock", "mode"] + ["%s holds, p99 / max us, longest holder" % label
+                                      for label in labels.values()])
     for lock, by_side in locks.by_mode.items():
-        modes = dict.fromkeys(m.mode for side in by_side.values() for m in side)
-        top = locks.sites.get(lock, [])
-        for mode in modes:
+        for mode in dict.fromkeys(m.mode for rows in by_side.values() for m in rows):
             cells = []
-            for side in by_side.values():
-                row = next((m for m in side if m.mode == mode), None)
-                cells.append("-" if row is None else "%s, %s / %s" % (
-                    fmt.count(row.count, 1), fmt.ns_as_us(row.p99, 1), fmt.ns_as_us(row.max, 1)))
-            holder = next((s.func for s in top if mode in s.holds.baseline.modes
-                           + s.holds.patched.modes), "-")
-            lines.append(_row([lock, mode] + cells + ["`%s`" % holder]))
+            for side, rows in by_side.items():
+                row = next((m for m in rows if m.mode == mode), None)
+                holder = locks.longest_holder(lock, side, mode)
+                cells.append("-" if row is None else "%d, %s / %s, %s" % (
+                    row.count, fmt.ns_as_us(row.p99, 1), fmt.ns_as_us(row.max, 1),
+                    "`%s`" % holder.func if holder else "-"))
+            lines.append(_row([lock, mode] + cells))
     return lines + ["", run_line(summary)]
 
 
