@@ -30,7 +30,7 @@ ORCHESTRATOR = PYTHONPATH=analysis:bench $(PYTHON) -m orchestrator
 calibration_check = $(ANALYSIS) calibrate "$(1)" || true
 
 .PHONY: help deps bench kernels guest report compare posting calibrate check-kernels test \
-	test-unit test-integration test-lava-server lint clean distclean
+	test-unit test-integration test-lava-server lint reproduce clean distclean
 
 help:
 	@echo 'mmlat — compare scheduling latency and preempt-off windows of two kernels'
@@ -59,6 +59,9 @@ help:
 	@echo '  make check-kernels  build $$(CHECK_VARIANTS) with lockdep, DEBUG_ATOMIC_SLEEP'
 	@echo '                 and DEBUG_VM, boot each under $$(CHECK_WORKLOADS); fail on any'
 	@echo '                 splat'
+	@echo '  make reproduce  rebuild the kernel and images of tests/reproduce/reference.json,'
+	@echo '                 rerun its boots; say per value identical or different, and'
+	@echo '                 which inputs (images, QEMU, package versions) differ'
 	@echo '  make lint       flake8 on the Python, shellcheck on the shell'
 	@echo '  make test-lava-server  EXECUTOR=lava end to end, against a LAVA server'
 	@echo '                 started on this machine (lava/server.sh)'
@@ -132,6 +135,9 @@ test-integration:
 # minutes and more, outside make test.
 test-lava-server:
 	@PYTHONPATH=analysis:bench $(PYTHON) -m pytest -q tests/lava-server
+
+reproduce: deps
+	@PYTHONPATH=analysis:bench $(PYTHON) bench/reproduce.py
 
 clean:
 	rm -rf build/kernels build/kernels-check build/guest build/trees build/config build/workloads \

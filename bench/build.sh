@@ -77,9 +77,11 @@ fi
 mkdir -p "$obj" "$CCACHE_DIR"
 cp "$config_dir/config" "$obj/.config"
 # Fixed build identity: reproducible compile.h, and no ccache misses from
-# the timestamp. The variant name goes into the release string only.
+# the timestamp. The variant name goes into the release string only. The
+# build number (#1) too: kbuild counts the builds of an object dir, so a
+# rebuilt kernel would differ from a first build elsewhere.
 export KBUILD_BUILD_TIMESTAMP="Thu Jan  1 00:00:00 UTC 1970"
-export KBUILD_BUILD_USER=mmlat KBUILD_BUILD_HOST=mmlat
+export KBUILD_BUILD_USER=mmlat KBUILD_BUILD_HOST=mmlat KBUILD_BUILD_VERSION=1
 CCACHE_BASEDIR=$(dirname "$tree")
 export CCACHE_BASEDIR CCACHE_NOHASHDIR=1 CCACHE_DIR CCACHE_MAXSIZE
 kmake_args=(-C "$obj" -f "$tree/Makefile" O="$obj" ARCH=x86_64 CC="ccache gcc"

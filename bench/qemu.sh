@@ -4,8 +4,10 @@
 #
 # usage: bench/qemu.sh OUT_DIR KERNEL_DIR INITRD "JOB ARGS"
 #   env: ACCEL (kvm | tcg-icount | tcg-mt), SMP, GUEST_MEM_MIB,
-#   ICOUNT_SHIFT, CELL_TIMEOUT (wall s): the orchestrator's (bench/plan/knobs.py)
-# Writes OUT_DIR/console.log, OUT_DIR/guest/ and OUT_DIR/boot.json
+#   ICOUNT_SHIFT, CELL_TIMEOUT (wall s), ICOUNT_QEMU (bench/icount-qemu.sh):
+#   the orchestrator's (bench/plan/knobs.py)
+# Writes OUT_DIR/console.log, OUT_DIR/guest/ (what the guest shipped,
+# guest/ship.c) and OUT_DIR/boot.json
 # (status ok|failed, cause, wall_seconds, guest_seconds_to_runner, accel,
 # qemu_binary, qemu: the binary and its --version line).
 # Exit 0 when the guest runner reported ok, 1 when the boot failed (the
@@ -18,6 +20,10 @@ set -euo pipefail
 
 [ $# -eq 4 ] || die "usage: $0 OUT_DIR KERNEL_DIR INITRD 'JOB ARGS'"
 out=$1 kdir=$2 initrd=$3 job=$4
+# The results window (guest/ship.c): its size, the most a boot can ship
+# (a file QEMU maps, sparse: only what the guest writes takes room), and
+# where its data starts.
+SHIP_WINDOW_MIB=256 SHIP_DATA_OFFSET=4096
 # host_fault WHAT: the host, not the guest, failed this boot.
 host_fault() { printf 'mmlat: error: %s\n' "$*" >&2; exit 2; }
 [ -f "$kdir/bzImage" ] || die "no kernel at $kdir/bzImage"
@@ -28,16 +34,18 @@ tcg-icount) accel_args=(-accel tcg -icount "shift=$ICOUNT_SHIFT,sleep=off") ;;
 tcg-mt) accel_args=(-accel "tcg,thread=multi") ;;
 *) die "unknown ACCEL '$ACCEL' (kvm, tcg-icount, tcg-mt)" ;;
 esac
-# One vCPU, or another accelerator: the system's QEMU. SMP under icount:
-# a QEMU with the round-robin fairness fix (bench/qemu-smp.sh), refused
-# with the reason rather than left to hang at the second vCPU.
+# Every icount boot runs the icount QEMU (bench/icount-qemu.sh), refused
+# with the reason rather than booted on another emulator; kvm and tcg-mt
+# the system's.
 qemu_bin=(qemu-system-x86_64)
 smp_append=
+if [ "$ACCEL" = tcg-icount ]; then
+	# shellcheck source=icount-qemu.sh
+	. "$MMLAT_ROOT/bench/icount-qemu.sh"
+	icount_qemu "$SMP" || die "SMP=$SMP with ACCEL=tcg-icount: $ICOUNT_QEMU_WHY"
+	qemu_bin=("${ICOUNT_QEMU_CMD[@]}")
+fi
 if [ "$ACCEL" = tcg-icount ] && [ "$SMP" != 1 ]; then
-	# shellcheck source=qemu-smp.sh
-	. "$MMLAT_ROOT/bench/qemu-smp.sh"
-	icount_smp_qemu || die "SMP=$SMP with ACCEL=tcg-icount: $ICOUNT_SMP_QEMU_WHY"
-	qemu_bin=("${ICOUNT_SMP_QEMU_CMD[@]}")
 	# Every vCPU's TSC is the one virtual clock under icount, but 6.1
 	# trusts a TSC on more than one non-Intel CPU only with constant_tsc,
 	# which TCG does not offer: without this it falls back to the HPET
@@ -47,17 +55,26 @@ fi
 qemu_version=$("${qemu_bin[0]}" --version | head -n 1) || die "${qemu_bin[0]} does not run"
 
 mkdir -p "$out" || host_fault "cannot create $out"
-disk=$out/results.img
-rm -f "$disk"
-truncate -s 256M "$disk" || host_fault "cannot create the results disk $disk"
+# Under icount a boot is a function of its kernel, initramfs, job and
+# QEMU only if nothing reaches the guest at a host-timed point:
+# - The guest ships its results as a tar into the memory of an ivshmem
+#   device, backed by this file (guest/ship.c): plain memory, no I/O. A
+#   disk would not do: the kernel reads its partition table at boot, and
+#   the read completes whenever the host's I/O thread is done (two boots
+#   of one job parted there, 63 ms apart from then on).
+# - The RTC starts at a fixed date and runs on the virtual clock. On the
+#   host's clock its date seeds the guest's RNG (the drivers' mmap layout
+#   differed) and its update cycle, which the kernel waits out when it
+#   reads the RTC at boot, falls at a host-timed point.
+window=$out/results.window
+rm -f "$window"
 # QEMU's option lists split at commas and read ",," as one: a cell named by
-# a workload's parameters (imap:n=16,s=1) has commas in its path. A write
-# error reaches the guest (werror=report) instead of pausing the VM, which
-# QEMU does on ENOSPC by default: a full host disk ends the boot at once
-# rather than at the timeout.
+# a workload's parameters (imap:n=16,s=1) has commas in its path.
 qemu=("${qemu_bin[@]}" "${accel_args[@]}" -smp "$SMP" -m "$GUEST_MEM_MIB" -nodefaults
 	-display none -no-reboot -serial "file:$out/console.log"
-	-drive "file=${disk//,/,,},format=raw,if=virtio,werror=report,rerror=report"
+	-rtc "base=2000-01-01T00:00:00,clock=vm"
+	-object "memory-backend-file,id=results,mem-path=${window//,/,,},size=${SHIP_WINDOW_MIB}M,share=on"
+	-device "ivshmem-plain,memdev=results"
 	-kernel "$kdir/bzImage" -initrd "$initrd"
 	-append "console=ttyS0 panic=-1 oops=panic quiet loglevel=4$smp_append $job")
 printf '%q ' "${qemu[@]}" > "$out/qemu.cmdline" || host_fault "cannot write $out/qemu.cmdline"
@@ -90,20 +107,26 @@ elif ! grep -q 'mmlat-runner: done' "$con"; then
 	cause="guest ended without the runner finishing (last console line: $(tail -n 1 "$con" | tr -d '\r'))"
 fi
 
-# Whatever the guest shipped is kept, also from a failed run.
+# Whatever the guest shipped is kept, also from a failed run: the window
+# holds a header (magic, length) and the tar from SHIP_DATA_OFFSET, the
+# magic written last (guest/ship.c).
 rm -rf "$out/guest"
 mkdir -p "$out/guest"
-if ! tar -xf "$disk" -C "$out/guest" 2>"$out/tar.log"; then
+if [ "$(head -c 8 "$window" 2>/dev/null)" != mmlatres ]; then
+	[ -n "$cause" ] || cause="the guest shipped no results"
+elif ! length=$(od -An -t u8 -j 8 -N 8 "$window" | tr -d ' ') ||
+     ! dd if="$window" iflag=skip_bytes,count_bytes skip="$SHIP_DATA_OFFSET" count="$length" \
+		status=none 2>"$out/tar.log" | tar -xf - -C "$out/guest" 2>>"$out/tar.log"; then
 	! grep -q 'No space left on device' "$out/tar.log" ||
 		host_fault "no space left on device to unpack the guest's results into $out"
-	[ -n "$cause" ] || cause="results disk unreadable: $(head -n 1 "$out/tar.log")"
+	[ -n "$cause" ] || cause="results unreadable: $(head -n 1 "$out/tar.log")"
 elif [ -z "$cause" ] && [ "$(cat "$out/guest/status" 2>/dev/null)" != ok ]; then
 	cause="guest status: $(cat "$out/guest/status" 2>/dev/null || echo missing)"
 elif [ -z "$cause" ] && [ -f "$out/guest/dmesg.txt" ] && splat=$(first_splat "$out/guest/dmesg.txt"); then
 	# loglevel=4 keeps warnings (lockdep, might_sleep) off the console.
 	cause="kernel (dmesg): $splat"
 fi
-rm -f "$disk" "$out/tar.log"
+rm -f "$window" "$out/tar.log"
 
 runner_start=$(sed -n 's/.*mmlat-runner: start uptime=\([0-9.]*\).*/\1/p' "$con" | head -n 1)
 status=ok

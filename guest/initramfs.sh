@@ -2,10 +2,10 @@
 # Build the guest initramfs images.
 #
 #   base: busybox, cyclictest and stress-ng with their shared libraries,
-#         our workload drivers, the runner as /init and its console
-#         shipper (guest/console-results.sh). The same for every
-#         variant, and byte-for-byte reproducible (sorted entries, zero
-#         mtimes, root ownership).
+#         our workload drivers, the runner as /init and its results
+#         shippers (guest/ship.c, guest/console-results.sh). The same for
+#         every variant, and byte-for-byte reproducible on every machine
+#         (sorted entries, zero mtimes, root ownership, fixed modes).
 #   module (per variant): the guest modules (calibration, windows) built
 #         against that variant's kernel, appended to the base at boot (the
 #         kernel unpacks concatenated cpio archives in order).
@@ -15,9 +15,15 @@
 #          from the registries (python3 -m plan guest-config ETC_DIR)
 #        guest/initramfs.sh module OBJ_DIR OUT.cpio
 #          OBJ_DIR: the variant kernel's object folder
+#        guest/initramfs.sh files [TOOL...]
+#          the host files base is made of, and each TOOL with its
+#          libraries, one a line (the run's versions record: their packages)
 set -euo pipefail
 # shellcheck source=../bench/lib.sh
 . "$(dirname "$0")/../bench/lib.sh"
+# The archive records each entry's mode: directories made here get theirs
+# from the umask, which differs between users and machines.
+umask 022
 
 GUEST_TOOLS="busybox cyclictest stress-ng"
 # Out-of-tree guest modules (guest/modules/NAME/NAME.c), built per variant.
@@ -32,11 +38,39 @@ pack() {
 	mv "$out.tmp.$$" "$out"
 }
 
+# libs_of BIN: the shared libraries BIN loads, as the host resolves them
+# (none for a static one, which ldd fails on).
+libs_of() {
+	{ ldd "$1" 2>/dev/null || true; } | awk '/=> \// {print $3} /^\t\/lib/ {print $1}'
+}
+
+# tool_path TOOL: its host binary.
+tool_path() {
+	command -v "$1" || die "$1 not found on the host: run make deps"
+}
+
 copy_with_libs() {
 	local root=$1 bin=$2 lib
 	install -D -m 755 "$bin" "$root/bin/$(basename "$bin")"
-	for lib in $(ldd "$bin" 2>/dev/null | awk '/=> \// {print $3} /^\t\/lib/ {print $1}'); do
+	for lib in $(libs_of "$bin"); do
 		[ -e "$root$lib" ] || install -D -m 755 "$(realpath "$lib")" "$root$lib"
+	done
+}
+
+# host_files [TOOL...]: every host file that goes into the base image (the
+# tools it copies with their libraries; the compiler proper, the C library
+# and libgcc the static drivers are made of), and each TOOL's binary with
+# its libraries, one a line, for the versions of their packages
+# (bench/orchestrator/packages.py).
+host_files() {
+	local tool path arg
+	for tool in $GUEST_TOOLS "$@"; do
+		path=$(tool_path "$tool")
+		echo "$path"
+		libs_of "$path"
+	done
+	for arg in -print-prog-name=cc1 -print-file-name=libc.a -print-libgcc-file-name; do
+		gcc "$arg"
 	done
 }
 
@@ -48,7 +82,7 @@ build_base() {
 	mkdir -p "$root"/{bin,dev,proc,sys,tmp,out,lib/mmlat} "$(dirname "$out")"
 	log "guest image: copying ${GUEST_TOOLS// /, } and their libraries"
 	for tool in $GUEST_TOOLS; do
-		path=$(command -v "$tool") || die "$tool not found on the host: run make deps"
+		path=$(tool_path "$tool")
 		copy_with_libs "$root" "$path"
 	done
 	for tool in $("$root/bin/busybox" --list); do
@@ -64,8 +98,9 @@ build_base() {
 	install -m 755 "$out.workloads.$$"/mmlat-* "$root/bin/"
 	rm -rf "$out.workloads.$$"
 	install -m 755 "$MMLAT_ROOT/guest/runner.sh" "$root/init"
-	# the runner's results on the console, for hosts that keep only the
-	# serial log (mmlat.ship=console)
+	# the runner's results into QEMU's shared memory (guest/ship.c), and
+	# on the console, for hosts that keep only the serial log
+	gcc -static -O2 -Wall -Wextra -Werror -o "$root/bin/mmlat-ship" "$MMLAT_ROOT/guest/ship.c"
 	install -m 755 "$MMLAT_ROOT/guest/console-results.sh" "$root/bin/mmlat-console-results"
 	# the job keys' defaults and allowed values, which the runner checks its
 	# job against, and the workloads it runs
@@ -101,5 +136,6 @@ build_module() {
 case ${1:-} in
 base) [ $# -eq 3 ] || die "usage: $0 base OUT.cpio ETC_DIR"; build_base "$(realpath -m "$2")" "$3" ;;
 module) [ $# -eq 3 ] || die "usage: $0 module OBJ_DIR OUT.cpio"; build_module "$2" "$(realpath -m "$3")" ;;
-*) die "usage: $0 base OUT.cpio ETC_DIR | module OBJ_DIR OUT.cpio" ;;
+files) shift; host_files "$@" ;;
+*) die "usage: $0 base OUT.cpio ETC_DIR | module OBJ_DIR OUT.cpio | files [TOOL...]" ;;
 esac

@@ -186,8 +186,8 @@ def boots_text(workload):
 
 def accel_text(run):
     """The accelerator as the method states it: with more than one vCPU,
-    their number and the QEMU that ran them (SMP under icount boots a QEMU
-    of its own, bench/qemu-smp.sh), whose guest time differs from one
+    their number and the QEMU that ran them (SMP under icount needs QEMU
+    8.1 or later, bench/icount-qemu.sh), whose guest time differs from one
     vCPU's; one vCPU, as before, the mode alone."""
     accel = run.accel or "-"
     if not isinstance(run.smp, int) or run.smp <= 1:

@@ -8,6 +8,7 @@ are the two sides compared (in A/A mode the odd and even repeats of one
 variant).  Times are in us, lock holds in ns, as their headings say."""
 import dataclasses
 import json
+import os
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
@@ -483,9 +484,25 @@ class Summary:
         return Sides(self.baseline, self.patched)
 
     def short_labels(self):
-        """The sides in narrow columns: the variant names, odd and even in
-        A/A (where both sides are one variant)."""
-        return Sides("odd", "even") if self.aa_mode else self.side_labels()
+        """The sides in narrow columns: the variant names without what they
+        share (distinct_tails), odd and even in A/A (where both sides are
+        one variant)."""
+        if self.aa_mode:
+            return Sides("odd", "even")
+        tails = distinct_tails([self.baseline, self.patched])
+        return Sides(tails[self.baseline], tails[self.patched])
+
+
+def distinct_tails(names):
+    """Each name without the prefix all share up to a "-" (mainline-6.12
+    and mainline-7.3 are 6.12 and 7.3), so narrow columns keep what tells
+    them apart; the names themselves when nothing is shared or a name
+    would be left empty."""
+    shared = os.path.commonprefix(list(names))
+    cut = shared.rfind("-") + 1
+    if len(set(names)) < 2 or not cut or any(len(n) == cut for n in names):
+        return {n: n for n in names}
+    return {n: n[cut:] for n in names}
 
 
 # Call sites a compact summary keeps: of each tracer's windows, and of

@@ -413,7 +413,7 @@ def critical_sections(workload, labels, short, figure_boot):
     tables and the attribution check (traced boots); short: the side
     labels of narrow columns."""
     return (window_tables(workload, labels, figure_boot["windows"])
-            + other_lines(workload, labels)
+            + other_lines(workload, short)
             + hold_tables(workload.locks, short, figure_boot["locks"])
             + attribution_lines(workload, short))
 
@@ -431,8 +431,10 @@ def sweep_section(sw, baseline, figure_boot):
     """One sweep (sweep.Sweep): a table of windows per class group and one
     of lock holds and throughput, a row per value and variant, 80 columns;
     "vs base": ops/s against the baseline's at the same value."""
+    tails = model.distinct_tails(sw.variants)
+
     def label(row, first):
-        return SWEEP_ROW % (str(row.value)[:6] if first else "", row.variant[:9])
+        return SWEEP_ROW % (str(row.value)[:6] if first else "", tails[row.variant][:9])
 
     def rows(cells):
         out = []
@@ -499,7 +501,7 @@ def per_boot_table(workload, labels, kinds, heading):
 def ratio_table(summary):
     """traced/clean throughput per workload and side: the instrumentation's
     cost, shown whatever else the report says."""
-    labels = summary.side_labels()
+    labels = summary.short_labels()
     rows = [(w.name, w.traced_over_clean) for w in summary.workloads
             if any(r.median is not None for r in w.traced_over_clean.values())]
     if not rows:

@@ -100,3 +100,11 @@ def test_compact_keeps_the_readme_tables_and_is_small(summary, tmp_path):
         assert len(f.read()) * 4 < len(g.read())
     with pytest.raises(model.SummaryFormatError, match="report.txt needs the full summary"):
         render_text.render(back)
+
+
+def test_narrow_labels_drop_only_what_the_variants_share():
+    assert model.distinct_tails(["mainline-6.12", "mainline-7.3"]) == {
+        "mainline-6.12": "6.12", "mainline-7.3": "7.3"}
+    for names in (["mainline", "mainline-6.12"], ["baseline", "patched", "as-posted"],
+                  ["v-1", "v-1"]):
+        assert model.distinct_tails(names) == {n: n for n in names}

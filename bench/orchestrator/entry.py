@@ -35,13 +35,13 @@ def check_knobs(values):
     knobs.check(values)
     if values["KSRC"] and not git.is_tree(values["KSRC"]):
         _die("KSRC", values["KSRC"], knobs.knob("KSRC").takes(values))
-    # SMP under icount needs QEMU 8.1 or later: a QEMU named by
-    # ICOUNT_SMP_QEMU is checked here; the default one is provisioned
-    # after the packages, and checked again before the boots.
-    if qemu.smp_icount(values["SMP"], values["ACCEL"]) and values["ICOUNT_SMP_QEMU"]:
-        _, why = qemu.smp_qemu()
+    # Every icount boot runs one QEMU (SMP>1 needs 8.1 or later): one named
+    # by ICOUNT_QEMU is checked here; the pinned one is provisioned after
+    # the packages, and checked again before the boots.
+    if values["ACCEL"] == "tcg-icount" and values["ICOUNT_QEMU"]:
+        _, why = qemu.icount_qemu(values["SMP"] or 1)
         if why:
-            raise Refused("SMP=%s with ACCEL=tcg-icount: %s" % (values["SMP"], why))
+            raise Refused("SMP=%s with ACCEL=tcg-icount: %s" % (values["SMP"] or 1, why))
     if values["EXECUTOR"] != "local":
         check_lava(values)
 
@@ -49,8 +49,8 @@ def check_knobs(values):
 def check_lava(values):
     """A LAVA executor's QEMU jobs run under icount only (a kvm or tcg-mt
     guest keeps the worker's time, which a lab shares between jobs), and
-    lava-local's device runs the system's QEMU, one vCPU under icount
-    unless it is 8.1 or later (bench/qemu-smp.sh)."""
+    lava-local's device runs the system's QEMU: one vCPU under icount
+    unless it is 8.1 or later."""
     executor = values["EXECUTOR"]
     if values["LAVA_DEVICE_TYPE"] == "qemu" and values["ACCEL"] not in ("auto", "tcg-icount"):
         raise Refused("EXECUTOR=%s runs its QEMU jobs under tcg-icount, not ACCEL=%s: a kvm or "

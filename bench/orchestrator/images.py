@@ -9,6 +9,7 @@ import os
 import shutil
 
 from plan import knobs, render
+from plan.model import Image
 
 from .children import guarded
 
@@ -47,11 +48,21 @@ class Images:
                 shutil.copyfile(self.base, self.initrd(v))
 
     def base_sha256(self):
-        h = hashlib.sha256()
-        with open(self.base, "rb") as f:
-            for chunk in iter(lambda: f.read(1 << 20), b""):
-                h.update(chunk)
-        return h.hexdigest()
+        return sha256(self.base)
+
+    def booted(self, variants):
+        """{variant: Image} of what its boots boot."""
+        return {v: Image(bzimage_sha256=sha256(self.kernel(v)),
+                         initrd_sha256=sha256(self.initrd(v))) for v in variants}
 
     def remove(self):
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def sha256(path):
+    """The file's sha256, hex."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()

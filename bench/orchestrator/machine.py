@@ -65,9 +65,9 @@ def resolve(values, kernel, initrd):
     # virtual time: it defaults to one vCPU, the other modes to 2.
     smp = int(values["SMP"] or (1 if accel == "tcg-icount" else 2))
     binary = qemu.SYSTEM
-    # a LAVA server's jobs run the QEMU of its workers, named in each boot's record
-    if qemu.smp_icount(str(smp), accel) and values["EXECUTOR"] == "local":
-        binary, why = qemu.smp_qemu()
+    # a LAVA executor's jobs run its devices' QEMU, named in each boot's record
+    if accel == "tcg-icount" and values["EXECUTOR"] == "local":
+        binary, why = qemu.icount_qemu(smp)
         if why:
             raise Refused("SMP=%d with ACCEL=tcg-icount: %s" % (smp, why))
     return Machine(accel=accel, smp=smp, qemu_binary=binary, qemu=qemu.version_line(binary),

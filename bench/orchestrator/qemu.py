@@ -1,24 +1,21 @@
-"""The QEMU a run's boots use: the system's, or for SMP>1 under tcg-icount
-the one bench/qemu-smp.sh picks (ICOUNT_SMP_QEMU, else the system's if new
-enough, else bookworm-backports', which it provisions)."""
+"""The QEMU a run's boots use: under tcg-icount the one bench/icount-qemu.sh
+picks (ICOUNT_QEMU, else the pinned bookworm-backports build, which it
+provisions), under kvm and tcg-mt the system's."""
 import subprocess
 
 from plan import knobs
 
 from .children import guarded
 
-SMP_SCRIPT = knobs.ROOT + "/bench/qemu-smp.sh"
+ICOUNT_SCRIPT = knobs.ROOT + "/bench/icount-qemu.sh"
 SYSTEM = "qemu-system-x86_64"
 
 
-def smp_icount(smp, accel):
-    """Whether SMP vCPUs under ACCEL need bench/qemu-smp.sh's QEMU."""
-    return smp not in ("", "1") and accel == "tcg-icount"
-
-
-def smp_qemu():
-    """(binary, None) of the QEMU for SMP under icount, or (None, why)."""
-    proc = subprocess.run(["bash", SMP_SCRIPT, "check"], capture_output=True, text=True)
+def icount_qemu(smp):
+    """(binary, None) of the QEMU of icount boots with smp vCPUs, or (None,
+    why)."""
+    proc = subprocess.run(["bash", ICOUNT_SCRIPT, "check", str(smp)], capture_output=True,
+                          text=True)
     if proc.returncode != 0:
         why = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "no QEMU"
         return None, why.removeprefix("mmlat: error: ")
@@ -26,7 +23,7 @@ def smp_qemu():
 
 
 def provision():
-    guarded(["bash", SMP_SCRIPT, "provision"], stdout=subprocess.DEVNULL)
+    guarded(["bash", ICOUNT_SCRIPT, "provision"], stdout=subprocess.DEVNULL)
 
 
 def version_line(binary):

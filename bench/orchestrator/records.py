@@ -42,8 +42,8 @@ def _version_key(v):
     return [int(x) if x.isdigit() else x for x in re.split(r"(\d+)", v)]
 
 
-def new_meta(entry, machine, configs, build, images_sha):
-    """The Meta of a new run."""
+def new_meta(entry, machine, configs, build, images, versions):
+    """The Meta of a new run; images: its Images, made."""
     kernel_versions = set()
     for v in entry.plan.variant_names:
         kernel_versions.add(read(os.path.join(build.kernel(v), "build.json"),
@@ -55,9 +55,10 @@ def new_meta(entry, machine, configs, build, images_sha):
                 accel=machine.accel, smp=machine.smp, jobs=machine.jobs,
                 configs={n: sha for n, (_, sha) in configs.items()}, untested=entry.untested,
                 kernel_version=" ".join(sorted(kernel_versions, key=_version_key)),
-                initramfs_sha256=images_sha, qemu=machine.qemu, qemu_binary=machine.qemu_binary,
-                tools=tools(), host_cpu=_host_cpu(), host_cpus=os.cpu_count(),
-                host_load_at_start=load)
+                initramfs_sha256=images.base_sha256(),
+                images=images.booted(entry.plan.variant_names), qemu=machine.qemu,
+                qemu_binary=machine.qemu_binary, versions=versions, tools=tools(),
+                host_cpu=_host_cpu(), host_cpus=os.cpu_count(), host_load_at_start=load)
 
 
 def check_resume(run_id, path, entry, machine, configs):

@@ -17,8 +17,8 @@ import time
 
 from plan import knobs
 
-from . import analysis, children, entry, executor, images, kernels, locks, machine, qemu, records
-from . import rounds, signals, steps
+from . import analysis, children, entry, executor, images, kernels, locks, machine, packages, qemu
+from . import records, rounds, signals, steps
 from .children import guarded
 from .paths import Build, Run
 from .say import Refused, log, note, shown
@@ -68,11 +68,11 @@ def run(values):
         locks.run_lock(run_paths.lock, e.plan.run_id)
         build_lock = locks.build_lock(build.lock, e.plan.run_id)
         guarded(["bash", DEPS])
-        if values["EXECUTOR"] == "local" and (
-                qemu.smp_icount(values["SMP"], values["ACCEL"]) or
-                (values["ACCEL"] == "auto" and qemu.smp_icount(values["SMP"], "tcg-icount"))):
-            if qemu.smp_qemu()[1]:
-                qemu.provision()
+        # the pinned icount QEMU, unless ICOUNT_QEMU names another (a LAVA
+        # executor's jobs run its devices' QEMU)
+        if values["EXECUTOR"] == "local" and values["ACCEL"] in ("tcg-icount", "auto") \
+                and not values["ICOUNT_QEMU"]:
+            qemu.provision()
         configs, shas = build_stage(e, build)
         names = e.plan.variant_names
         # Only the traced boots' windows and holds depend on classes.txt;
@@ -94,7 +94,7 @@ def run(values):
                 records.write_meta(run_paths, meta)
         else:
             records.copy_kernels(run_paths, build, names)
-            meta = records.new_meta(e, mach, configs, build, imgs.base_sha256())
+            meta = records.new_meta(e, mach, configs, build, imgs, packages.versions())
             records.write_meta(run_paths, meta)
         log("stage 4/4: boots (%s, %d vCPU, %ds each, %s per cell, %d at once) into %s"
             % (mach.accel, mach.smp, e.plan.duration_s, " ".join(e.plan.boots), mach.jobs,

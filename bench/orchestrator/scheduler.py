@@ -18,9 +18,10 @@ from .say import log
 
 # A boot keeps a few MiB under RESULTS_DIR (console, the guest's files; a
 # traced boot's window dump is the largest part) plus, while it runs, the
-# scratch disk the guest writes them to: none starts with less free than
-# BOOT_FREE_MIB. Seconds between polls of the running jobs at most; and how
-# often a boot the executor cannot run for a while (retry) is submitted.
+# file behind the memory the guest ships them into (bench/qemu.sh): none
+# starts with less free than BOOT_FREE_MIB. Seconds between polls of the
+# running jobs at most; and how often a boot the executor cannot run for a
+# while (retry) is submitted.
 POLL_S = 1.0
 MAX_ATTEMPTS = 3
 

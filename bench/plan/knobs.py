@@ -194,9 +194,9 @@ KNOBS = (
     Knob("GUEST_MEM_MIB", "1024", Integer(256, 65536), HOST, "each guest's memory", run=True),
     Knob("CELL_TIMEOUT", "", Integer(1, 86400, empty=True), HOST,
          "wall seconds a boot may take; empty: DURATION * 20 + 240", run=True),
-    Knob("ICOUNT_SMP_QEMU", "", PATH, HOST,
-         "the QEMU of SMP>1 under tcg-icount; empty: the system's if 8.1 or later, "
-         "else bookworm-backports'", run=True),
+    Knob("ICOUNT_QEMU", "", PATH, HOST,
+         "the QEMU of every tcg-icount boot (SMP>1: 8.1 or later); empty: the pinned "
+         "bookworm-backports build bench/icount-qemu.sh provisions", run=True),
     Knob("KVM_PROBE_TIMEOUT", "60", Integer(1, 3600), HOST,
          "seconds ACCEL=auto's KVM probe boot may take", make=False),
     Knob("BOOT_FREE_MIB", "64", Integer(1, 1 << 20), HOST,
@@ -229,13 +229,11 @@ KNOBS = (
     Knob("CHECK_DURATION", "3", Integer(1, 3600), HOST, "make check-kernels' DURATION"),
     # Debian's archive.
     Knob("DEBIAN_MIRROR", "http://deb.debian.org/debian", ANY, HOST,
-         "Debian's archive, for kernel sources", make=False),
+         "Debian's archive, for kernel sources and the icount QEMU", make=False),
     Knob("DEBIAN_SECURITY_MIRROR", "http://deb.debian.org/debian-security", ANY, HOST,
          "Debian's security archive", make=False),
     Knob("DEBIAN_KEYRING", "/usr/share/keyrings/debian-archive-keyring.gpg", PATH, HOST,
          "the key Debian's archive is checked against", make=False),
-    Knob("QEMU_BPO_MIRROR", "http://deb.debian.org/debian", ANY, HOST,
-         "the archive bench/qemu-smp.sh fetches bookworm-backports' QEMU from", make=False),
     # The LAVA server of EXECUTOR=lava's end-to-end test (lava/server.sh).
     Knob("LAVA_SERVER_DIR", "", PATH, HOST,
          "its state (database, logs, job outputs); empty: BUILD_DIR/lava-server", make=False),

@@ -228,6 +228,26 @@ KEYS = ("workload", "params", *(k.job_key for k in knobs.KNOBS if k.job_key), "s
         "results")
 
 
+@dataclass(frozen=True)
+class Image(Record):
+    """What a variant's boots booted: its kernel and its initramfs (the
+    base image, and its guest modules when the run loads them)."""
+    bzimage_sha256: str
+    initrd_sha256: str
+
+
+@dataclass(frozen=True)
+class Versions(Record):
+    """The versions of what, beside this repository and the QEMU meta.json
+    names, decides a boot's numbers: the Debian packages of the compiler,
+    linker and C library that build the kernels, drivers and guest
+    modules, of every host file the guest image copies, of cpio, libelf
+    and the system's QEMU (orchestrator/packages.py). Debian's archive
+    keeps a suite's latest upload only, so another machine may get other
+    versions: make reproduce names those that differ."""
+    packages: dict[str, str] = field(default_factory=dict)     # package -> version
+
+
 @dataclass
 class Meta(Record):
     """meta.json: the plan, the knobs as given and what ran. Its keys are
@@ -248,6 +268,9 @@ class Meta(Record):
     host_cpu: str
     host_cpus: int
     host_load_at_start: str
+    # empty in the runs made before mmlat recorded them
+    images: dict[str, Image] = field(default_factory=dict)     # variant -> what it booted
+    versions: Versions = field(default_factory=Versions)
 
     def to_json(self):
         doc = super().to_json()

@@ -6,7 +6,7 @@ import subprocess
 import textwrap
 
 import pytest
-from helpers import ROOT, STEP_SERIES, clean_environ
+from helpers import ROOT, STEP_SERIES, clean_environ, provisioned_icount_qemu
 
 RECORD = '/usr/bin/python3 "$(dirname "$0")/record.py"'
 STUBS = {
@@ -76,7 +76,7 @@ STUBS = {
         """ % RECORD),
 }
 # The real files the orchestrator reads beside the stubs.
-REAL = ("bench/lib.sh", "bench/record.py", "bench/qemu-smp.sh", "bench/kernel-sources.conf")
+REAL = ("bench/lib.sh", "bench/record.py", "bench/icount-qemu.sh", "bench/kernel-sources.conf")
 
 
 @pytest.fixture
@@ -98,6 +98,7 @@ def matrix(tmp_path, terminal_job):
     (build / "linux-source-6.1").mkdir(parents=True)
     (build / "linux-source-6.1/Makefile").write_text("kernelversion:\n\t@echo 6.1.0\n")
     (build / "linux-source-6.1/.mmlat-package").write_text("6.1.0-1\n")
+    provisioned_icount_qemu(build)
     conf = tmp_path / "variants.conf"
     conf.write_text("base:\npatch:\n")
     # series directories for ad hoc variants (STEPS=each): the stub build

@@ -1,6 +1,8 @@
 """What the unit tests of the host side share: the project's root, a
 command run there, and the environment without any knob."""
+import json
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -33,3 +35,25 @@ def run(args, env=None, check=False):
 STEP_SERIES = {"pre": ["0001-pre.patch"],
                "ser": ["0001-a.patch", "0002-b.patch", "0003-c.patch"],
                "more": ["0001-a.patch"], "empty": [], "only61": ["0001-a.patch"]}
+
+
+def fake_qemu(path, version):
+    """A QEMU binary that prints its version line and nothing else."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("#!/bin/sh\necho 'QEMU emulator version %s (fake)'\n"
+                    "echo 'Copyright (c) 2003-2025 Fabrice Bellard'\n" % version)
+    path.chmod(0o755)
+    return path
+
+
+PINNED_QEMU = re.search(r"^QEMU_PINNED_VERSION=(\S+)$",
+                        (ROOT / "bench/icount-qemu.sh").read_text(), re.M).group(1)
+
+
+def provisioned_icount_qemu(build, version=PINNED_QEMU):
+    """build/qemu-bpo as bench/icount-qemu.sh provision leaves it, with a
+    fake binary: the icount QEMU of a matrix that boots stubs."""
+    bpo = build / "qemu-bpo"
+    qemu = fake_qemu(bpo / "usr/bin/qemu-system-x86_64", "10.0.2")
+    (bpo / "provision.json").write_text(json.dumps({"version": version, "qemu": "10.0.2"}))
+    return qemu

@@ -29,8 +29,8 @@ BAD_KNOBS = [
     ({"REPEAT": "0"}, "REPEAT='0' is not allowed: REPEAT takes auto or an integer in 1..1000"),
     ({"REPEAT": "1x"}, "REPEAT='1x' is not allowed: REPEAT takes auto or an integer in 1..1000"),
     ({"SMP": "x", "ACCEL": "tcg-mt"}, "SMP='x' is not allowed: SMP takes an integer in 1..64"),
-    ({"SMP": "2", "ICOUNT_SMP_QEMU": "/nonexistent/qemu"},
-     "SMP=2 with ACCEL=tcg-icount: ICOUNT_SMP_QEMU='/nonexistent/qemu' does not run"),
+    ({"SMP": "2", "ICOUNT_QEMU": "/nonexistent/qemu"},
+     "SMP=2 with ACCEL=tcg-icount: ICOUNT_QEMU='/nonexistent/qemu' does not run"),
     ({"WORKLOADS": "munmap bogus"}, "WORKLOADS entry 'bogus': unknown workload 'bogus': a "
                                     "workload is one of: munmap exit truncate fork mixed"),
     ({"WORKLOADS": "bogus:n=1"}, "WORKLOADS entry 'bogus:n=1': unknown workload 'bogus'"),
