@@ -77,7 +77,8 @@ def test_qemu_command_line(tmp_path):
     assert cmd[0] == "qemu-system-x86_64"
     joined = " ".join(cmd)
     for option in ("-accel tcg", "-icount shift=3,sleep=off", "-smp 1", "-m 1024", "-nodefaults",
-                   "-no-reboot", "-serial stdio", "-kernel /tmp/kernel", "-initrd /tmp/initrd"):
+                   "-no-reboot", "-serial stdio", "-kernel /tmp/kernel", "-initrd /tmp/initrd",
+                   "-rtc base=2000-01-01T00:00:00,clock=vm"):
         assert option in joined
     assert "-enable-kvm" not in cmd
     append = cmd[cmd.index("-append") + 1]

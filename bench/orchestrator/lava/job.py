@@ -142,12 +142,18 @@ def _common(job, target, boot_s):
     return definition
 
 
+# bench/qemu.sh's RTC: a fixed date on the virtual clock. On the host's
+# clock its date seeds the guest's RNG, and its update cycle, which the
+# kernel waits out at boot, falls at a host-timed point.
+RTC = "-rtc base=2000-01-01T00:00:00,clock=vm"
+
+
 def qemu_options(job):
     """What the job adds to the device type's QEMU command: bench/qemu.sh's
-    accelerator, vCPUs, no default devices, no reboot, and the serial port
-    on QEMU's stdio, which LAVA reads."""
+    accelerator, vCPUs, RTC, no default devices, no reboot, and the serial
+    port on QEMU's stdio, which LAVA reads."""
     return ["-accel tcg", "-icount shift=%d,sleep=off" % job.icount_shift, "-smp %d" % job.smp,
-            "-nodefaults", "-no-reboot", "-serial stdio"]
+            RTC, "-nodefaults", "-no-reboot", "-serial stdio"]
 
 
 def qemu_job(job, target, sums=None):
