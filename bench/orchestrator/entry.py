@@ -48,17 +48,12 @@ def check_knobs(values):
 
 def check_lava(values):
     """A LAVA executor's QEMU jobs run under icount only (a kvm or tcg-mt
-    guest keeps the worker's time, which a lab shares between jobs), and
-    lava-local's device runs the system's QEMU: one vCPU under icount
-    unless it is 8.1 or later."""
+    guest keeps the worker's time, which a lab shares between jobs)."""
     executor = values["EXECUTOR"]
     if values["LAVA_DEVICE_TYPE"] == "qemu" and values["ACCEL"] not in ("auto", "tcg-icount"):
         raise Refused("EXECUTOR=%s runs its QEMU jobs under tcg-icount, not ACCEL=%s: a kvm or "
                       "tcg-mt guest keeps the worker's time, which a lab shares between jobs"
                       % (executor, values["ACCEL"]))
-    if executor == "lava-local" and values["SMP"] not in ("", "1"):
-        raise Refused("EXECUTOR=lava-local boots the system's QEMU (%s), with SMP=1 under "
-                      "tcg-icount" % qemu.version_line(qemu.SYSTEM))
     if executor == "lava-local" and (not shutil.which("lava-run") or os.geteuid() != 0):
         raise Refused("EXECUTOR=lava-local runs lava-run (Debian's lava-dispatcher) as root")
     if executor == "lava":

@@ -65,8 +65,8 @@ def resolve(values, kernel, initrd):
     # virtual time: it defaults to one vCPU, the other modes to 2.
     smp = int(values["SMP"] or (1 if accel == "tcg-icount" else 2))
     binary = qemu.SYSTEM
-    # a LAVA executor's jobs run its devices' QEMU, named in each boot's record
-    if accel == "tcg-icount" and values["EXECUTOR"] == "local":
+    # a LAVA server's jobs run its devices' QEMU, named in each boot's record
+    if accel == "tcg-icount" and values["EXECUTOR"] != "lava":
         binary, why = qemu.icount_qemu(smp)
         if why:
             raise Refused("SMP=%d with ACCEL=tcg-icount: %s" % (smp, why))

@@ -69,8 +69,8 @@ def run(values):
         build_lock = locks.build_lock(build.lock, e.plan.run_id)
         guarded(["bash", DEPS])
         # the pinned icount QEMU, unless ICOUNT_QEMU names another (a LAVA
-        # executor's jobs run its devices' QEMU)
-        if values["EXECUTOR"] == "local" and values["ACCEL"] in ("tcg-icount", "auto") \
+        # server's jobs run its devices' QEMU)
+        if values["EXECUTOR"] != "lava" and values["ACCEL"] in ("tcg-icount", "auto") \
                 and not values["ICOUNT_QEMU"]:
             qemu.provision()
         configs, shas = build_stage(e, build)

@@ -43,8 +43,11 @@ def test_the_boot_came_back_over_the_console(run_dir):
     assert cell["job_id"].startswith("mmlat-")
     assert cell["device"].startswith("mmlat-qemu@")
     for option in ("-accel tcg", "-icount shift=3,sleep=off", "-smp 1", "-nodefaults",
-                   "-no-reboot", "-serial stdio"):
+                   "-no-reboot", "-serial stdio", "-rtc base=2000-01-01T00:00:00,clock=vm"):
         assert option in cell["qemu_cmdline"]
+    # the icount QEMU of the run's local boots (bench/icount-qemu.sh)
+    meta = json.loads((run_dir / "meta.json").read_text())
+    assert cell["qemu_binary"] == meta["qemu_binary"]
     guest = run_dir / BOOT / "guest"
     assert (guest / "status").read_text() == "ok\n"
     assert "mmlat.results=console" in (guest / "cmdline.txt").read_text()

@@ -29,6 +29,14 @@ from plan.model import Boot, Cell, CellRecord, GuestJob, JobRecord, read, write
 from test_executor_interface import make_plan
 
 INFRA = {"result": "fail", "error_type": "Infrastructure", "error_msg": "Unable to download"}
+# The icount QEMU of the run, as bench/icount-qemu.sh names it: binary, then
+# its own options.
+ICOUNT_QEMU = ["/opt/qemu/bin/qemu-system-x86_64", "-L", "/opt/qemu/share/qemu"]
+
+
+@pytest.fixture(autouse=True)
+def icount_qemu(monkeypatch):
+    monkeypatch.setattr(executor.qemu, "icount_command", lambda smp: (ICOUNT_QEMU, None))
 
 
 @pytest.fixture
@@ -126,8 +134,13 @@ def test_lava_local_submit_poll_collect(tmp_path, good_log):
     assert definition["job_name"] == "mmlat t v/munmap/clean/r1"
     assert definition["metadata"]["mmlat.seed"] == "1"
     assert "mmlat.results=console" in definition["actions"][0]["deploy"]["images"]["kernel"]["image_arg"]
-    assert "-icount shift=3,sleep=off" in yaml.safe_load((folder / "device.yaml").read_text())[
-        "actions"]["boot"]["methods"]["qemu"]["parameters"]["extra"]
+    qemu = yaml.safe_load((folder / "device.yaml").read_text())["actions"]["boot"]["methods"][
+        "qemu"]["parameters"]
+    assert "-icount shift=3,sleep=off" in qemu["extra"]
+    # the icount QEMU of local boots, with its own options, and no NIC
+    assert qemu["command"] == ICOUNT_QEMU[0]
+    assert qemu["options"][:2] == ICOUNT_QEMU[1:]
+    assert not [o for o in qemu["options"] if o.startswith("-net")]
     assert until_ended(exe, job_id).state == interface.DONE
     result = exe.collect(job_id, bj.staging)
     assert (result.status, result.accel) == ("ok", "tcg-icount")

@@ -27,7 +27,7 @@ from urllib.parse import urlparse
 
 import yaml
 
-from .. import children
+from .. import children, qemu
 from ..executor import DONE, FAILED, LOST, QUEUED, RUNNING, Executor, JobStatus
 from ..say import Refused, log
 from . import collect, device, job, joblog
@@ -105,7 +105,8 @@ class _Finished:
 class LavaLocalExecutor(Executor):
     """Jobs run by lava-run, as root, on this machine, each in the folder
     RUN/lava/JOB_ID: job.yaml, device.yaml (the device rendered for the
-    job), lava.log (lava-run's log) and out/ (its output folder)."""
+    job, with the icount QEMU of local boots, bench/icount-qemu.sh's),
+    lava.log (lava-run's log) and out/ (its output folder)."""
     name = "lava-local"
     DEVICE = "mmlat-qemu"
     LAVA_RUN = "lava-run"
@@ -128,8 +129,13 @@ class LavaLocalExecutor(Executor):
         os.makedirs(self._path(job_id))
         with open(self._path(job_id, "job.yaml"), "w") as f:
             f.write(job.to_yaml(definition))
+        command, why = qemu.icount_command(boot_job.smp)
+        if why:
+            raise ExecutorError("EXECUTOR=lava-local: %s" % why)
         try:
-            device.write(self.DEVICE, definition["context"], self._path(job_id, "device.yaml"))
+            device.write(self.DEVICE, dict(definition["context"], qemu_command=command[0],
+                                           qemu_command_options=command[1:]),
+                         self._path(job_id, "device.yaml"))
         except device.DeviceError as e:
             raise ExecutorError(str(e)) from None
         with open(self._path(job_id, "lava.log"), "wb") as log:
