@@ -57,8 +57,9 @@ help:
 	@echo '                 module and cyclictest see each one; fit reading = a*length + b'
 	@echo '                 per kind (|a-1| <= 1 %, b > 20 us fails) into calibration.json'
 	@echo '  make check-kernels  build $$(CHECK_VARIANTS) with lockdep, DEBUG_ATOMIC_SLEEP'
-	@echo '                 and DEBUG_VM, boot each under $$(CHECK_WORKLOADS); fail on any'
-	@echo '                 splat'
+	@echo '                 and DEBUG_VM, boot each under $$(CHECK_WORKLOADS), then at'
+	@echo '                 $$(CHECK_SMP) vCPUs under $$(CHECK_SMP_WORKLOADS); fail on any'
+	@echo '                 splat or hang'
 	@echo '  make reproduce  rebuild the kernel and images of tests/reproduce/reference.json,'
 	@echo '                 rerun its boots; say per value identical or different, and'
 	@echo '                 which inputs (images, QEMU, package versions) differ'
@@ -90,10 +91,15 @@ calibrate: deps
 		CALIB="$(CALIB)" RUN_ID=calib-$(RUN_ID) $(ORCHESTRATOR) run
 	@$(ANALYSIS) calibrate $(RESULTS_DIR)/calib-$(RUN_ID)
 
+# The safety boots on one vCPU, then the forward-progress boot on
+# CHECK_SMP: two unmaps of one file at once (bench/plan/knobs.py).
 check-kernels: deps
 	@FLAVOR=check STRICT=1 VARIANTS="$(CHECK_VARIANTS)" WORKLOADS="$(CHECK_WORKLOADS)" SWEEP= STEPS=all \
 		DURATION=$(CHECK_DURATION) REPEAT=1 TRACE=none CALIB= RUN_ID=check-$(RUN_ID) \
 		$(ORCHESTRATOR) run
+	@FLAVOR=check STRICT=1 VARIANTS="$(CHECK_VARIANTS)" WORKLOADS="$(CHECK_SMP_WORKLOADS)" SWEEP= \
+		STEPS=all SMP=$(CHECK_SMP) DURATION=$(CHECK_DURATION) REPEAT=1 TRACE=none CALIB= \
+		RUN_ID=check-smp-$(RUN_ID) $(ORCHESTRATOR) run
 
 guest: deps
 	@PYTHONPATH=bench $(PYTHON) -m plan guest-config build/guest/etc

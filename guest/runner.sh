@@ -18,6 +18,8 @@ set -eu
 
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin
 T=/sys/kernel/tracing
+# the window module's files: control (arm, start, stop), windows, locks
+W=/proc/mmlat_windows
 OUT=/out
 # how the results leave the guest (see ship)
 SHIP=memory
@@ -193,17 +195,17 @@ setup_window_hist() {
 arm_windows() {
 	[ "$trace" = windows ] || return 0
 	insmod /lib/mmlat/mmlat_windows.ko ${windows_args:-} || fail "cannot load the windows module"
-	echo arm > /proc/mmlat_windows || fail "cannot arm the windows module"
+	echo arm > $W/control || fail "cannot arm the windows module"
 }
 
 start_windows() {
-	echo start > /proc/mmlat_windows || fail "cannot start the windows module"
+	echo start > $W/control || fail "cannot start the windows module"
 }
 
 # Stops recording, so the data covers exactly the measured time.
 stop_windows() {
 	[ "$trace" = windows ] || return 0
-	echo stop > /proc/mmlat_windows || fail "cannot stop the windows module"
+	echo stop > $W/control || fail "cannot stop the windows module"
 }
 
 setup_tracing() {
@@ -230,8 +232,8 @@ collect_tracing() {
 	[ "$trace" = none ] && return 0
 	mkdir -p $OUT/windows
 	if [ "$trace" = windows ]; then
-		cat /proc/mmlat_windows > $OUT/windows/windows.txt
-		[ ! -e /proc/mmlat_locks ] || cat /proc/mmlat_locks > $OUT/windows/locks.txt
+		cat $W/windows > $OUT/windows/windows.txt
+		[ ! -e $W/locks ] || cat $W/locks > $OUT/windows/locks.txt
 		return 0
 	fi
 	mkdir -p $OUT/tracer
@@ -337,8 +339,8 @@ calib_windows() {
 # opens, so the host reads it as the change of that function's key between
 # two snapshots, whatever else the snapshots (and the cat) add.
 snapshot_windows() {
-	cat /proc/mmlat_windows > "$OUT/calib/$1.windows"
-	cat /proc/mmlat_locks > "$OUT/calib/$1.locks"
+	cat $W/windows > "$OUT/calib/$1.windows"
+	cat $W/locks > "$OUT/calib/$1.locks"
 }
 
 inject_calibration() {

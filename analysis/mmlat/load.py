@@ -7,7 +7,7 @@ from dataclasses import astuple, dataclass
 
 from plan.model import BOOT_KINDS, CALIB_CELL
 
-from . import attribute, parse, records
+from . import attribute, buckets, parse, records
 from .records import UnreadableRun
 
 TRACERS = ("preemptoff", "irqsoff")
@@ -62,27 +62,16 @@ def load_symmap(run_dir, variant, cache={}):
 MODULE_KIND = {"preemptoff": "preempt", "irqsoff": "irq"}
 
 
-def bucket_value_ns(lo, sub_bits):
-    """The value a log-linear bucket of the window module stands for: the
-    midpoint of [lo, hi), hi = lo + 2^(floor(log2 lo) - sub_bits), so a
-    percentile is at most half a bucket (0.8 % at sub_bits 6) off; buckets
-    below 2^sub_bits hold one ns value each and are exact."""
-    if lo < 1 << sub_bits:
-        return lo
-    hi = lo + (1 << (lo.bit_length() - 1 - sub_bits))
-    return (lo + hi) / 2
-
-
-def bucket_hist(buckets, max_ns, sub_bits, unit_ns=1):
+def bucket_hist(counts, max_ns, sub_bits, unit_ns=1):
     """{lo_ns: n} -> {value: n}, values in units of unit_ns: each bucket at
     its midpoint, but one count of the top bucket at the exact max and the
     rest of it at the midpoint of [lo, max] (none of them is longer than
     the max, so no percentile may read above it)."""
-    filled = sorted(lo for lo, n in buckets.items() if n)
+    filled = sorted(lo for lo, n in counts.items() if n)
     out = {}
     for lo in filled:
-        v = bucket_value_ns(lo, sub_bits) if lo != filled[-1] else (lo + max_ns) / 2
-        out[v / unit_ns] = out.get(v / unit_ns, 0) + buckets[lo]
+        v = buckets.midpoint(lo, sub_bits) if lo != filled[-1] else (lo + max_ns) / 2
+        out[v / unit_ns] = out.get(v / unit_ns, 0) + counts[lo]
     if filled:
         top = ((filled[-1] + max_ns) / 2) / unit_ns
         out[top] -= 1

@@ -396,9 +396,9 @@ def _known(cls, doc):
 
 @dataclass
 class RunInfo:
-    """What meta.json says of the run and how it ran.  command and
-    mmlat_commit: the make command line and mmlat's own commit, where
-    meta.json records them; knobs: every knob as requested."""
+    """What meta.json says of the run and how it ran.  mmlat_commit:
+    mmlat's own commit, where meta.json records it; knobs: every knob as
+    requested."""
     run_id: str | None = None
     started: str | None = None
     kernel_version: str | None = None
@@ -418,7 +418,6 @@ class RunInfo:
     knobs: dict[str, str] = field(default_factory=dict)
     tools: str | None = None
     host_cpu: str | None = None
-    command: list[str] | None = None
     mmlat_commit: str | None = None
 
     @classmethod
@@ -435,7 +434,7 @@ class RunInfo:
                    configs=dict(meta.configs), untested=dict(meta.untested),
                    calib=plan.calibration.request if plan.calibration else None,
                    variants=plan.variant_names, knobs=dict(meta.knobs), tools=meta.tools,
-                   host_cpu=meta.host_cpu)
+                   host_cpu=meta.host_cpu, mmlat_commit=meta.mmlat_commit or None)
 
 
 @dataclass

@@ -320,7 +320,7 @@ class SymbolMap:
 
 
 # ------------------------------------------------- mmlat_windows guest module
-# guest/modules/mmlat_windows writes /proc/mmlat_windows and /proc/mmlat_locks
+# guest/modules/mmlat_windows writes /proc/mmlat_windows/{windows,locks}
 # as `keyword k=v k=v ...` lines; symbols are already resolved in the guest
 # ("func+0x1a/0x200", module names dropped; a stack is such frames joined
 # by commas, innermost first).

@@ -51,9 +51,14 @@ def series_dir(name):
 
 
 def variant_sha256(kernel):
-    """The series hash the orchestrator recorded for a variant, taken now."""
+    """The series hash the orchestrator recorded for a variant, taken now;
+    for a Debian tree built before the sources came from Debian's archive
+    (no source_package), as bench/run-matrix.sh hashed it then."""
+    directories = [series_dir(n) for n in kernel.series]
+    if kernel.source_package is None and (kernel.source or "").startswith("tree:"):
+        return series.sha256_before_packages(kernel.source, directories)
     version = kernel.source_package.version if kernel.source_package else ""
-    return series.sha256(kernel.source, version, [series_dir(n) for n in kernel.series])
+    return series.sha256(kernel.source, version, directories)
 
 
 def own_series(summary):

@@ -73,18 +73,16 @@ def _shell_word(key, value):
 
 
 def command_words(summary):
-    """The make command line of the run: meta.json's, else its knobs as
-    one (with the compared sides as BASELINE and PATCHED)."""
+    """The make command line that repeats the run: its knobs that differ
+    from the defaults (with the compared sides as BASELINE and PATCHED)."""
     run = summary.run
-    if run.command:
-        return run.command, True
     defaults = knobs.read({})
     given = {k: v for k, v in run.knobs.items()
              if k not in NOT_REPEATED and v != "" and v != defaults.get(k)}
     if given.get("VARIANTS") == "%s %s" % (summary.baseline, summary.patched):
         del given["VARIANTS"]
     words = ["make", "bench", "BASELINE=" + summary.baseline, "PATCHED=" + summary.patched]
-    return words + [_shell_word(k, v) for k, v in given.items()], False
+    return words + [_shell_word(k, v) for k, v in given.items()]
 
 
 def command_lines(words):
@@ -125,15 +123,11 @@ def kernel_text(summary, side):
 
 
 def how_section(summary):
-    words, recorded = command_words(summary)
     run = summary.run
     lines = ["How it was measured", ""]
-    if recorded:
-        lines.append("Command (mmlat %s):" % (run.mmlat_commit or "commit not recorded"))
-    else:
-        lines += wrap("The run's meta.json records no command line; its knobs as one "
-                      "(mmlat %s):" % (run.mmlat_commit or "commit not recorded"))
-    lines += command_lines(words) + [""]
+    lines += wrap("The run's knobs as one command (mmlat %s):"
+                  % (run.mmlat_commit or "commit not recorded"))
+    lines += command_lines(command_words(summary)) + [""]
     sides = [kernel_text(summary, "baseline")] + (
         [] if summary.aa_mode else [kernel_text(summary, "patched")])
     lines += wrap("Kernels: " + "; ".join(sides) + ".")

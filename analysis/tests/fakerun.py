@@ -14,6 +14,7 @@ import os
 from dataclasses import replace
 
 import numpy as np
+from mmlat import buckets
 from plan import calib as calibration
 from plan.model import (Boot, BootResult, BuildRecord, Calibration, Cell, CellRecord, Meta,
                         Plan, Round, Step, Sweep, Variant, read, write)
@@ -42,9 +43,10 @@ TRACED_LATENCY_US = 150
 # charged to the PTE lock.
 COUNTERS = {"unmatched": 3, "nested_begin": 2, "overflow": 1,
             "lock_lost": 2, "lock_discarded": 5}
-SUB_BITS = 6
-# The window module's keys have coarser histograms than its kinds.
-KEY_SUB_BITS = 3
+# The window module's histograms: its kinds' and lock sites' fine, its
+# keys' coarser.
+SUB_BITS = buckets.SUB_BITS
+KEY_SUB_BITS = buckets.KEY_SUB_BITS
 
 
 def workload_factor(workload):
@@ -69,18 +71,6 @@ def clean_ops(vi, r, workload="munmap"):
 
 def traced_ops(vi, r, workload="munmap"):
     return clean_ops(vi, r, workload) * TRACED_RATIO[vi] * (OUTLIER if r == 1 else 1)
-
-
-def bucket_lo(ns, sub_bits=SUB_BITS):
-    """The lower bound of the module's log-linear bucket holding ns."""
-    if ns < 1 << sub_bits:
-        return ns
-    return ns & ~((1 << (ns.bit_length() - 1 - sub_bits)) - 1)
-
-
-def bucket_hi(lo, sub_bits=SUB_BITS):
-    """The next bucket's lower bound."""
-    return bucket_lo(lo + (1 << max(0, lo.bit_length() - 1 - sub_bits)), sub_bits)
 
 
 def _hist_file(hist):
@@ -112,13 +102,13 @@ def _buckets(values, sub_bits=SUB_BITS):
     """[(ns, n)] -> {bucket lo: n}"""
     out = {}
     for ns, n in values:
-        lo = bucket_lo(ns, sub_bits)
+        lo = buckets.lo(ns, sub_bits)
         out[lo] = out.get(lo, 0) + n
     return out
 
 
-def _pairs(buckets):
-    return "".join("%d:%d," % (lo, n) for lo, n in sorted(buckets.items()))
+def _pairs(counts):
+    return "".join("%d:%d," % (lo, n) for lo, n in sorted(counts.items()))
 
 
 # The window module's stacks at open (opener first) of the fake windows.
@@ -176,7 +166,7 @@ def windows_dump(kinds, thresh_ns=5000):
             L.append("maxstack %s %d %s" % (kind, i, frame))
         values = [(x[0], x[3]) for x in wins] + [(thresh_ns, COUNTERS["overflow"])]
         for lo, c in sorted(_buckets(values).items()):
-            L.append("bucket %s lo_ns=%d hi_ns=%d n=%d" % (kind, lo, bucket_hi(lo), c))
+            L.append("bucket %s lo_ns=%d hi_ns=%d n=%d" % (kind, lo, buckets.hi(lo, SUB_BITS), c))
         by_key = {}
         for ns, stack, lock, c in keyed:
             by_key.setdefault((_frames(stack), lock), []).append((ns, c))

@@ -51,17 +51,15 @@ def test_section_says_what_a_guest_microsecond_is(section):
             "microsecond") in flat
 
 
-def test_command_from_the_knobs_when_meta_records_none(stepped, section):
-    words, recorded = render_posting.command_words(stepped)
-    assert not recorded
+def test_command_from_the_knobs_and_the_recorded_commit(stepped, section):
+    words = render_posting.command_words(stepped)
     assert words == ["make", "bench", "BASELINE=baseline", "PATCHED=patched",
                      'VARIANTS="baseline patched.1 patched"', 'WORKLOADS="munmap truncate"',
                      "REPEAT=4", "ACCEL=tcg-icount"]
-    assert "records no command line; its knobs as one" in " ".join(section.split())
-    recorded = model.RunInfo(command=["make", "bench", "REPEAT=4"], mmlat_commit="abc123")
-    stated = render_posting.how_section(
-        dataclasses.replace(stepped, run=recorded))
-    assert "Command (mmlat abc123):" in stated and "  make bench REPEAT=4" in stated
+    assert "knobs as one command (mmlat commit not recorded)" in " ".join(section.split())
+    stated = "\n".join(render_posting.how_section(dataclasses.replace(
+        stepped, run=dataclasses.replace(stepped.run, mmlat_commit="abc123"))))
+    assert "(mmlat abc123):\n  make bench BASELINE=baseline" in stated
 
 
 def test_a_long_command_breaks_inside_its_quotes():
@@ -167,7 +165,8 @@ print "Andrew Morton <akpm\\@linux-foundation.org>\\nlinux-mm\\@kvack.org\\n";
 
 def posting_run(tmp_path, series_files, package="6.1.1-1"):
     """A fake run whose patched side adds the series "mine" (patches/ in
-    tmp_path) to the baseline's, its build records hashing it; a fake
+    tmp_path) to the baseline's, its build records hashing it (package
+    None: built before the sources came from Debian's archive); a fake
     tree with get_maintainer.pl; the report written."""
     root = tmp_path / "run"
     make_run(str(root), shift=25, repeats=2, failed=False)
@@ -179,10 +178,10 @@ def posting_run(tmp_path, series_files, package="6.1.1-1"):
     (tree / "scripts").mkdir(parents=True)
     (tree / "scripts" / "get_maintainer.pl").write_text(GET_MAINTAINER)
     for variant, names in (("baseline", []), ("patched", ["mine"])):
-        kernel = model.Kernel(series=names, source="tree:6.1", source_package=model.SourcePackage(
-            "linux-source-6.1", package))
+        kernel = model.Kernel(series=names, source="tree:6.1", source_package=package and
+                              model.SourcePackage("linux-source-6.1", package))
         write_kernel(str(root), variant, series=names, series_sha256=posting.variant_sha256(kernel),
-                     source_package=codec.to_json(kernel.source_package))
+                     source_package=package and codec.to_json(kernel.source_package))
     assert main(["report", str(root), "--no-plots", "--resamples", "20"]) == 0
     return root
 
@@ -245,6 +244,27 @@ def test_patches_changed_since_the_run_are_refused(in_tmp, capsys):
     assert main(["posting", str(root)]) == 2
     assert "the series of patched changed since the run measured them" in capsys.readouterr().err
     assert not (root / "posting" / "mine").exists()
+
+
+def test_a_run_from_before_packaged_sources_posts_what_it_measured(in_tmp, capsys):
+    root = posting_run(in_tmp, two_patches(), package=None)
+    assert main(["posting", str(root)]) == 0
+    assert (root / "posting" / "mine" / "0002-mm-second.patch").is_file()
+    patch = in_tmp / "patches" / "mine" / "0001-mm-first.patch"
+    patch.write_text(patch.read_text().replace("Why this change.", "Why, now."))
+    assert main(["posting", str(root)]) == 2
+    assert "the series of patched changed since the run measured them" in capsys.readouterr().err
+
+
+def test_the_hash_before_packaged_sources_is_the_one_run_matrix_recorded(tmp_path):
+    """bench/run-matrix.sh's hash of a 6.1 tree, before the sources came
+    from Debian's archive: { cat series; cat each patch; } | sha256sum."""
+    for name, text in (("series", "a.patch\n\n# comment\nb.patch\n"), ("a.patch", "A\n"),
+                       ("b.patch", "B\n")):
+        (tmp_path / name).write_text(text)
+    kernel = model.Kernel(series=[str(tmp_path)], source="tree:6.1")
+    assert posting.variant_sha256(kernel) == (
+        "a990d2c89a26cdf81faafe5e39119947c5c38971427084ce5b05ac9f687acc51")
 
 
 def test_the_hash_is_the_one_bench_records(tmp_path):

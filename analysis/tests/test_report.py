@@ -6,7 +6,7 @@ import types
 
 import pytest
 
-from mmlat import (endpoints, load, model, plot, render_text, report, run_table, sequential, stats,
+from mmlat import (buckets, endpoints, load, model, plot, render_text, report, run_table, sequential, stats,
                    summarize)
 from mmlat import formatting as fmt
 from mmlat.__main__ import main
@@ -456,21 +456,13 @@ def test_header_names_the_debian_package_and_untested_versions(tmp_path):
     assert all(len(line) <= 80 for line in txt.splitlines())
 
 
-def module_bucket_lo(b, sub_bits=6):
-    """bucket_lo() of guest/modules/mmlat_windows, bucket index -> ns."""
-    if b < 1 << sub_bits:
-        return b
-    msb = b // (1 << sub_bits) + sub_bits - 1
-    return (1 << msb) + ((b % (1 << sub_bits)) << (msb - sub_bits))
-
-
 def test_bucket_value_is_the_midpoint_of_the_modules_bucket():
-    los = [module_bucket_lo(b) for b in range(64 * 30)]
+    los = [buckets.lo_of(b, 6) for b in range(64 * 30)]
     for lo, hi in zip(los, los[1:]):
-        v = load.bucket_value_ns(lo, 6)
+        v = buckets.midpoint(lo, 6)
         assert v == (lo if lo < 64 else (lo + hi) / 2), lo
         assert lo <= v < hi
-    assert load.bucket_value_ns(1024, 6) == 1032
+    assert buckets.midpoint(1024, 6) == 1032
     # under 1.6 % wide, so the midpoint is under 0.8 % off any value in it
     assert all((hi - lo) / lo < 0.016 for lo, hi in zip(los[64:], los[65:]))
 
@@ -492,14 +484,14 @@ def test_module_histograms_are_read_at_midpoints(worse):
     # the zap key's lower window (zap - 40 us) sits in a bucket below the top
     # (of the keys' coarser buckets)
     key_bits = fakerun.KEY_SUB_BITS
-    lo = fakerun.bucket_lo(zap - 40000, key_bits)
+    lo = buckets.lo(zap - 40000, key_bits)
     cls = ws.windows["preemptoff"].classes["pte-lock-zap"].baseline
-    assert cls.p50 == (lo + fakerun.bucket_hi(lo, key_bits)) / 2 / 1000
+    assert cls.p50 == (lo + buckets.hi(lo, key_bits)) / 2 / 1000
     assert cls.max == zap / 1000
     # every preempt-off window: 500 of 3 us, exact in no bucket
-    lo3 = fakerun.bucket_lo(3000)
+    lo3 = buckets.lo(3000, fakerun.SUB_BITS)
     assert ws.windows["preemptoff"].overall.baseline.p50 == (
-        (lo3 + fakerun.bucket_hi(lo3)) / 2 / 1000)
+        (lo3 + buckets.hi(lo3, fakerun.SUB_BITS)) / 2 / 1000)
     pte = ws.locks.classes["pte-lock-zap"].baseline
     assert pte.p50 == 1032 and pte.max == zap - 40000
 

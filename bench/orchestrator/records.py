@@ -38,6 +38,21 @@ def _host_cpu():
     return platform.processor()
 
 
+def mmlat_commit():
+    """The commit of the mmlat checkout that runs, "-dirty" when tracked
+    files differ from it; "" outside a git checkout."""
+    def git(*args):
+        return subprocess.run(["git", "-C", knobs.ROOT, *args], capture_output=True, text=True)
+    try:
+        head = git("rev-parse", "--verify", "HEAD")
+        if head.returncode:
+            return ""
+        dirty = git("diff", "--quiet", "HEAD", "--").returncode != 0
+    except OSError:
+        return ""
+    return head.stdout.strip() + ("-dirty" if dirty else "")
+
+
 def _version_key(v):
     return [int(x) if x.isdigit() else x for x in re.split(r"(\d+)", v)]
 
@@ -58,7 +73,8 @@ def new_meta(entry, machine, configs, build, images, versions):
                 initramfs_sha256=images.base_sha256(),
                 images=images.booted(entry.plan.variant_names), qemu=machine.qemu,
                 qemu_binary=machine.qemu_binary, versions=versions, tools=tools(),
-                host_cpu=_host_cpu(), host_cpus=os.cpu_count(), host_load_at_start=load)
+                host_cpu=_host_cpu(), host_cpus=os.cpu_count(), host_load_at_start=load,
+                mmlat_commit=mmlat_commit())
 
 
 def check_resume(run_id, path, entry, machine, configs):

@@ -227,6 +227,16 @@ KNOBS = (
          "munmap exit truncate fork mixed imap:n=64,s=1 reclaim:k=8 anonchain:D=8", ANY, HOST,
          "make check-kernels' workloads"),
     Knob("CHECK_DURATION", "3", Integer(1, 3600), HOST, "make check-kernels' DURATION"),
+    # The forward-progress boot after those: imap's two direct-I/O writers
+    # of one zram device, mapped 128 times by each, unmap it at once, so
+    # that the i_mmap lockbreak's restarts run against each other
+    # (pre-series 0003, unmap_mutex); a walk that stops making progress
+    # hangs the boot, which CELL_TIMEOUT then fails. One vCPU only
+    # interleaves the writers: their unmaps overlap from two on.
+    Knob("CHECK_SMP", "2", Integer(2, 64), HOST,
+         "vCPUs of make check-kernels' forward-progress boot"),
+    Knob("CHECK_SMP_WORKLOADS", "imap:n=128,s=1,w=2", ANY, HOST,
+         "make check-kernels' workloads at CHECK_SMP vCPUs"),
     # Debian's archive.
     Knob("DEBIAN_MIRROR", "http://deb.debian.org/debian", ANY, HOST,
          "Debian's archive, for kernel sources and the icount QEMU", make=False),

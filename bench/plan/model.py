@@ -271,6 +271,7 @@ class Meta(Record):
     # empty in the runs made before mmlat recorded them
     images: dict[str, Image] = field(default_factory=dict)     # variant -> what it booted
     versions: Versions = field(default_factory=Versions)
+    mmlat_commit: str = ""      # mmlat's own commit, "-dirty" with uncommitted changes
 
     def to_json(self):
         doc = super().to_json()

@@ -31,8 +31,19 @@ def sha256(source, package_version, directories):
     """One hash over a variant's source (a packaged tree with the Debian
     package version it was unpacked from, "" for a git source) and its
     series files and patches, in application order."""
-    h = hashlib.sha256()
-    h.update(("source %s %s\n" % (source, package_version)).encode())
+    return _series_hash("source %s %s\n" % (source, package_version), directories)
+
+
+def sha256_before_packages(source, directories):
+    """The hash bench/run-matrix.sh recorded before kernel sources came
+    from Debian's archive (a build record without source_package): the
+    series files and patches alone, after a source line for any source
+    but the first, Debian's 6.1."""
+    return _series_hash("" if source == "tree:6.1" else "source %s\n" % source, directories)
+
+
+def _series_hash(head, directories):
+    h = hashlib.sha256(head.encode())
     for d in directories:
         with open(os.path.join(d, "series"), "rb") as f:
             h.update(f.read())

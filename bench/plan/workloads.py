@@ -71,7 +71,16 @@ WORKLOADS = (
     Workload("imap", DRIVER, "the i_mmap fan-out: a file mapped n times, truncated while remapped",
              LATENCY + I_MMAP + ZAP + WORK, params=(
                  Param("n", 1, 4096, "vmas mapping the file; driver default 64"),
-                 Param("s", 1, 64, "file size in MiB, in place of SIZE_MIB"))),
+                 Param("s", 1, 64, "file size in MiB, in place of SIZE_MIB"),
+                 # Two truncations of one file take turns on its inode
+                 # lock; w writers unmap it at once instead: the file
+                 # becomes a zram device that each maps n times and
+                 # overwrites with direct I/O, which unmaps the device's
+                 # pages from every mapping first. On one vCPU the
+                 # writers only interleave, from two on their unmaps
+                 # overlap.
+                 Param("w", 1, 8, "direct-I/O writers of a zram device, in place of the "
+                       "truncation"))),
     # reclaim's anonymous memory is half of s, its cgroup's memory.max as
     # much, and its file F MiB; the page tables of the file's n mappings,
     # which memory.max counts too, may take at most half of it, which the

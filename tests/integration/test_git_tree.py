@@ -97,7 +97,7 @@ def test_each_ref_is_recorded_with_its_commit_and_describe(ksrc, run_dir):
         # from 6.2 on no instrumentation series
         assert k["series"] == []
     # one config for both refs: no comparison across configs
-    assert len(set(meta["configs"].values())) == 1 and meta["cross"] == "no"
+    assert len(set(meta["configs"].values())) == 1 and meta["cross"] is False
 
 
 @pytest.mark.parametrize("check", checks.ALL, ids=lambda c: c.__name__)

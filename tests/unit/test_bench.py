@@ -13,7 +13,7 @@ import pytest
 from helpers import NO_ARCHIVE, ROOT, clean_environ
 from orchestrator import variants
 from orchestrator.variants import Resolver
-from plan import knobs
+from plan import knobs, workloads
 
 
 def test_matrix_runs_clean_then_traced_boot_per_cell(matrix):
@@ -561,6 +561,24 @@ def test_make_passes_steps_and_keeps_it_out_of_calibrate_and_check_kernels():
         assert " STEPS=all " in orchestrator_line(target, "RUN_ID=x", "STEPS=each"), target
 
 
+def test_make_check_kernels_ends_with_its_forward_progress_boot_on_several_vcpus():
+    text = "\n".join(make_dry("check-kernels", "RUN_ID=x", "CHECK_SMP=3")).replace("\\\n", " ")
+    runs = [line.split() for line in text.splitlines() if "-m orchestrator run" in line]
+    assert len(runs) == 2
+    assert {"FLAVOR=check", "STRICT=1", "RUN_ID=check-x"} <= set(runs[0])
+    assert not any(w.startswith("SMP=") for w in runs[0])
+    assert {"FLAVOR=check", "STRICT=1", "SMP=3", "RUN_ID=check-smp-x", "REPEAT=1",
+            'WORKLOADS="imap:n=128,s=1,w=2"'} <= set(runs[1])
+    assert 'VARIANTS="baseline patched"' in " ".join(runs[1])
+
+
+def test_the_forward_progress_workloads_are_registry_entries_with_writers():
+    entries = knobs.knob("CHECK_SMP_WORKLOADS").default.split()
+    assert [workloads.parse_entry(e)[1].get("w", 1) >= 2 for e in entries] == [True] * len(entries)
+    with pytest.raises(knobs.KnobError):
+        knobs.knob("CHECK_SMP").check("1", {})
+
+
 # A boot's cell.json is written by a serializer: a console cause and a QEMU
 # command line keep their quotes, backslashes and newlines.
 NASTY = {"cause": 'runner: FAIL: "quoted" \\back\\slash\nsecond line\ttab $HOME `x`',
@@ -674,3 +692,20 @@ def test_every_guest_knob_reaches_the_guest_job(matrix):
         + ["mmlat.%s=%s" % (k.job_key, values[k.name]) for k in knobs.KNOBS if k.job_key]
         + ["mmlat.seed=1"])
     assert "mmlat.trace=windows" in jobs["t/cells/base/munmap/traced/.r1.tmp"]
+
+
+def test_meta_names_the_mmlat_commit_and_uncommitted_changes(tmp_path, monkeypatch):
+    from orchestrator import records
+    from plan import knobs
+    monkeypatch.setattr(knobs, "ROOT", str(tmp_path))
+    assert records.mmlat_commit() == ""
+    git = ["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run(git + ["init", "-q"], check=True)
+    (tmp_path / "Makefile").write_text("all:\n")
+    subprocess.run(git + ["add", "Makefile"], check=True)
+    subprocess.run(git + ["commit", "-q", "-m", "m"], check=True)
+    head = subprocess.run(git + ["rev-parse", "HEAD"], capture_output=True, text=True,
+                          check=True).stdout.strip()
+    assert records.mmlat_commit() == head
+    (tmp_path / "Makefile").write_text("all:\n\ttrue\n")
+    assert records.mmlat_commit() == head + "-dirty"

@@ -102,6 +102,28 @@ def test_imap_bad_n_is_an_error(bindir):
     assert proc.returncode != 0 and "invalid number" in proc.stderr
 
 
+# imap -w adds a zram device: on the host only its refusals are tested, with
+# -z naming a directory that is not zram's control directory, so that the
+# host's zram is never touched
+
+
+def test_imap_writers_need_zram_and_touch_nothing_without_it(bindir, tmp_path):
+    proc = subprocess.run([str(bindir / "mmlat-imap"), "-z", str(tmp_path), "-d", "1",
+                           "-s", "1", "-n", "2", "-w", "2"],
+                          capture_output=True, text=True, timeout=30)
+    assert proc.returncode != 0
+    assert f"{tmp_path}/hot_add" in proc.stderr and "-w needs zram" in proc.stderr
+    assert not proc.stdout and not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("writers, message", [("0", "invalid number"),
+                                              ("9", "at most 8 writers")])
+def test_imap_bad_writers_is_an_error(bindir, tmp_path, writers, message):
+    proc = subprocess.run([str(bindir / "mmlat-imap"), "-z", str(tmp_path), "-w", writers],
+                          capture_output=True, text=True, timeout=30)
+    assert proc.returncode != 0 and message in proc.stderr
+
+
 def group_members(pgid):
     """Pids of the live (not zombie) processes in process group pgid."""
     pids = []

@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * What kind of lock a lock call takes, checked at the lock's address: a
+ * spinlock inside a struct page of the memory map is a split PTE lock, a
+ * lock at the i_mmap member of an address_space whose host points back is
+ * an i_mmap lock, a lock at the lock member of an anon_vma that is its own
+ * root is an anon_vma lock.
+ */
+#include <linux/fs.h>
+#include <linux/mm.h>
+#include <linux/rmap.h>
+#include <linux/uaccess.h>
+
+#include "mmlat_windows.h"
+#include "mmlat_ptl.h"
+
+/*
+ * The struct that holds a split PTE lock: struct page in 6.1; from 6.5 on
+ * the struct ptdesc that overlays the page table's struct page (Kbuild
+ * tells which), so the lock's offset in it is the offset in the page.
+ */
+#ifdef MMLAT_PTDESC
+#define PTL_HOLDER	struct ptdesc
+#else
+#define PTL_HOLDER	struct page
+#endif
+
+/* The member that is the lock (Kbuild read the headers for its type). */
+#if defined(MMLAT_I_MMAP_SPIN)
+#define I_MMAP_MEMBER	i_mmap_lock
+#elif defined(MMLAT_I_MMAP_MUTEX)
+#define I_MMAP_MEMBER	i_mmap_mutex
+#elif defined(MMLAT_I_MMAP_RWSEM)
+#define I_MMAP_MEMBER	i_mmap_rwsem
+#endif
+
+#if defined(MMLAT_ANON_VMA_SPIN)
+#define ANON_VMA_MEMBER	lock
+#elif defined(MMLAT_ANON_VMA_MUTEX)
+#define ANON_VMA_MEMBER	mutex
+#elif defined(MMLAT_ANON_VMA_RWSEM)
+#define ANON_VMA_MEMBER	rwsem
+#endif
+
+const char * const mw_mode_name[] = {
+	"spin", "mutex", "rwsem-write", "rwsem-read", "none"
+};
+
+const char * const mw_lock_name[MW_LOCK_KINDS] = {
+	"pte", "i_mmap", "anon_vma"
+};
+
+static const int lock_mode[MW_LOCK_KINDS] = {
+	MW_SPIN, MW_I_MMAP_MODE, MW_ANON_VMA_MODE
+};
+
+/*
+ * Whether the PTE lock check below tells a PTE lock from other spinlocks:
+ * only with split PTE locks inside the struct page.
+ */
+bool mw_ptl_filtered(void)
+{
+	return MMLAT_SPLIT_PTL && !ALLOC_SPLIT_PTLOCKS;
+}
+
+/*
+ * A split PTE lock lives in its page table's struct page: the lock is a
+ * PTE lock when lock - offsetof(struct page, ptl) is a struct page of the
+ * memory map (pfn round trip; from 6.5 on ptl is declared in struct
+ * ptdesc only).  A split PMD lock lives at the same place of its page
+ * table's struct page and passes too: with THP off the lock users take
+ * one only in mremap's whole-PMD moves and 7.3's empty page table
+ * reclaim (MADV_DONTNEED).
+ * Without split PTE locks (or with allocated ones, under lockdep) every
+ * spinlock taken in a PTE user that is not an i_mmap or anon_vma lock
+ * counts.
+ */
+static inline bool mw_is_pte_lock(void *lock)
+{
+#if MMLAT_SPLIT_PTL && !ALLOC_SPLIT_PTLOCKS
+	struct page *pg = (struct page *)((unsigned long)lock -
+					  offsetof(PTL_HOLDER, ptl));
+	unsigned long pfn;
+#if defined(CONFIG_SPARSEMEM) && !defined(CONFIG_SPARSEMEM_VMEMMAP)
+	struct mem_section *ms;
+
+	/* classic sparse: the memory map is in the direct map */
+	if (!virt_addr_valid(pg))
+		return false;
+	ms = __nr_to_section(page_to_section(pg));
+	if (!ms || !valid_section(ms))
+		return false;
+	pfn = pg - __section_mem_map_addr(ms);
+#else
+	pfn = page_to_pfn(pg);
+#endif
+	return pfn_valid(pfn) && pfn_to_page(pfn) == pg;
+#else
+	return true;
+#endif
+}
+
+/* An address_space's i_mmap lock: its host's i_mapping points back. */
+static bool mw_is_i_mmap_lock(void *lock)
+{
+#ifdef I_MMAP_MEMBER
+	struct address_space *mapping =
+		container_of(lock, struct address_space, I_MMAP_MEMBER);
+	struct address_space *back;
+	struct inode *host;
+
+	return !get_kernel_nofault(host, &mapping->host) && host &&
+	       !get_kernel_nofault(back, &host->i_mapping) && back == mapping;
+#else
+	return false;
+#endif
+}
+
+/* An anon_vma lock: the lock taken is always the root anon_vma's. */
+static bool mw_is_anon_vma_lock(void *lock)
+{
+#ifdef ANON_VMA_MEMBER
+	struct anon_vma *av = container_of(lock, struct anon_vma,
+					   ANON_VMA_MEMBER);
+	struct anon_vma *root;
+
+	return !get_kernel_nofault(root, &av->root) && root == av;
+#else
+	return false;
+#endif
+}
+
+/* rwsem readers and writers take the same lock */
+static inline int mw_mode_family(int mode)
+{
+	return mode == MW_RWSEM_R ? MW_RWSEM_W : mode;
+}
+
+/*
+ * The kind of lock a lock call of this mode takes, or -1.  The PTE lock,
+ * by far the most taken, first: its check is arithmetic, the others read
+ * memory through get_kernel_nofault().
+ */
+int mw_lock_kind(void *lock, int mode)
+{
+	int family = mw_mode_family(mode);
+
+	if (family == MW_SPIN && mw_is_pte_lock(lock))
+		return MW_PTE;
+	if (lock_mode[MW_I_MMAP] == family && mw_is_i_mmap_lock(lock))
+		return MW_I_MMAP;
+	if (lock_mode[MW_ANON_VMA] == family && mw_is_anon_vma_lock(lock))
+		return MW_ANON_VMA;
+	return -1;
+}
