@@ -5,7 +5,8 @@
 # knob registry, bench/plan/knobs.py, its one home (Debian's interpreter
 # runs the generator before knobs.mk can say which one is PYTHON's).
 include build/knobs.mk
-build/knobs.mk: bench/plan/knobs.py bench/plan/render.py bench/kernel-sources.conf
+build/knobs.mk: bench/plan/knobs.py bench/plan/instruments.py bench/plan/render.py \
+		bench/kernel-sources.conf
 	@mkdir -p build
 	@PYTHONPATH=bench /usr/bin/python3 -m plan knobs-mk > $@.tmp && mv $@.tmp $@
 
@@ -14,10 +15,12 @@ RUN ?= $(shell cat $(RESULTS_DIR)/.latest 2>/dev/null)
 # Calibration: windows of known length (KIND[/KIND...]:US[/US...][xROUNDS]).
 # make bench: every kind at four lengths spanning the range, in one traced
 # idle boot per variant (about 25 s each), for the b and a its report
-# states; none under TRACE=none, which has no traced boots. make calibrate:
+# states; none unless TRACE's instrument runs in the guest (GUEST_TRACES:
+# TRACE=none has no traced boots, TRACE=plugin's read-back is
+# tests/integration/test_plugin.py). make calibrate:
 # 10 us to 5 ms, 3 rounds, into each of $(VARIANTS) idle and under a
 # workload.
-bench: CALIB ?= $(if $(filter none,$(TRACE)),,$(CALIB_BENCH))
+bench: CALIB ?= $(if $(filter $(GUEST_TRACES),$(TRACE)),$(CALIB_BENCH),)
 calibrate: CALIB ?= $(CALIB_CALIBRATE)
 calibrate: CALIB_WORKLOADS ?= $(CALIB_CALIBRATE_WORKLOADS)
 
@@ -122,7 +125,7 @@ posting:
 # The Python (flake8, with pyproject.toml's settings) and the shell that
 # remains (shellcheck, with .shellcheckrc's).
 PYTHON_SOURCES = analysis bench tests workloads conftest.py
-SHELL_SOURCES = $(wildcard bench/*.sh guest/*.sh lava/*.sh) .ci/run
+SHELL_SOURCES = $(wildcard bench/*.sh guest/*.sh lava/*.sh plugin/*.sh) .ci/run
 lint:
 	@$(PYTHON) -m flake8 --config pyproject.toml $(PYTHON_SOURCES)
 	@shellcheck -x $(SHELL_SOURCES)

@@ -10,11 +10,12 @@
 # env: DEBIAN_MIRROR, DEBIAN_SECURITY_MIRROR, DEBIAN_KEYRING, BUILD_DIR.
 
 # archive_apt SUITE...: sets ARCHIVE_APT (apt-get/apt-cache options of a
-# private configuration carrying those suites) and refreshes its lists.
+# private configuration carrying those suites) and refreshes its lists;
+# src:SUITE carries that suite's source packages (archive_source).
 # Each set of suites has its own folder, locked while in use, so runs
 # sharing build/ never update one list under another.
 archive_apt() {
-	local dir suite mirror
+	local dir suite mirror kind
 	if ! command -v apt-get > /dev/null || ! command -v dpkg-deb > /dev/null; then
 		die "fetching from Debian's archive needs apt-get and dpkg-deb (a Debian host)"
 	fi
@@ -25,9 +26,11 @@ archive_apt() {
 	flock "$ARCHIVE_LOCK"
 	: > "$dir/sources.list"
 	for suite; do
+		kind=deb
+		case $suite in src:*) kind=deb-src suite=${suite#src:} ;; esac
 		mirror=$DEBIAN_MIRROR
 		case $suite in *-security) mirror=$DEBIAN_SECURITY_MIRROR ;; esac
-		printf 'deb [signed-by=%s] %s %s main\n' "$DEBIAN_KEYRING" "$mirror" "$suite" >> "$dir/sources.list"
+		printf '%s [signed-by=%s] %s %s main\n' "$kind" "$DEBIAN_KEYRING" "$mirror" "$suite" >> "$dir/sources.list"
 	done
 	ARCHIVE_APT=(-q -o "Dir::Etc::SourceList=$dir/sources.list" -o Dir::Etc::SourceParts=/dev/null
 		-o "Dir::State::Lists=$dir/lists" -o "Dir::Cache=$dir/cache"
@@ -73,4 +76,20 @@ archive_download() {
 		die "apt-get download of $* from $ARCHIVE_SUITES failed (above)"
 	}
 	rm -f "$dest/download.log"
+}
+
+# archive_source DIR PACKAGE=VERSION: the upstream tarball of that source
+# package into DIR, checked by apt against the signed Sources list of a
+# src:SUITE archive_apt carries. The tarball only: the .dsc and Debian's
+# own tarball are the packaging, and some mirrors do not serve them.
+archive_source() {
+	local dest=$1
+	shift
+	mkdir -p "$dest"
+	(cd "$dest" && apt-get "${ARCHIVE_APT[@]}" source --download-only --tar-only "$@") \
+		> "$dest/source.log" 2>&1 || {
+		sed 's/^/    /' "$dest/source.log" >&2
+		die "apt-get source of $* from $ARCHIVE_SUITES failed (above)"
+	}
+	rm -f "$dest/source.log"
 }

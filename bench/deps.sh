@@ -1,5 +1,7 @@
 #!/bin/bash
 # Check the Debian packages mmlat needs; as root, install the missing ones.
+# pkg-config and libglib2.0-dev: the QEMU plugin (plugin/build.sh) includes
+# qemu-plugin.h, which includes glib's headers.
 set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -11,6 +13,7 @@ set -euo pipefail
 PACKAGES="build-essential bc bison flex libelf-dev libssl-dev
 cpio dwarves kmod rsync xz-utils ccache qemu-system-x86 rt-tests stress-ng
 busybox-static python3-matplotlib python3-numpy python3-pytest python3-flake8 shellcheck
+pkg-config libglib2.0-dev
 lava-dispatcher lavacli lava-server tftpd-hpa telnet"
 
 missing=()

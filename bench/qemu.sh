@@ -2,10 +2,12 @@
 # Boot one kernel in QEMU for one job and bring back what the guest runner
 # wrote. Never touches the host kernel: everything runs inside the VM.
 #
-# usage: bench/qemu.sh OUT_DIR KERNEL_DIR INITRD "JOB ARGS"
+# usage: bench/qemu.sh OUT_DIR KERNEL_DIR INITRD "JOB ARGS" [PLUGIN]
 #   env: ACCEL (kvm | tcg-icount | tcg-mt), SMP, GUEST_MEM_MIB,
 #   ICOUNT_SHIFT, CELL_TIMEOUT (wall s), ICOUNT_QEMU (bench/icount-qemu.sh):
 #   the orchestrator's (bench/plan/knobs.py)
+#   PLUGIN: QEMU's -plugin argument of the mmlat plugin (plugin/README.md)
+#   without out=, which is OUT_DIR/plugin: the plugin's dumps go there.
 # Writes OUT_DIR/console.log, OUT_DIR/guest/ (what the guest shipped,
 # guest/ship.c) and OUT_DIR/boot.json
 # (status ok|failed, cause, wall_seconds, guest_seconds_to_runner, accel,
@@ -18,8 +20,8 @@ set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
-[ $# -eq 4 ] || die "usage: $0 OUT_DIR KERNEL_DIR INITRD 'JOB ARGS'"
-out=$1 kdir=$2 initrd=$3 job=$4
+[ $# -eq 4 ] || [ $# -eq 5 ] || die "usage: $0 OUT_DIR KERNEL_DIR INITRD 'JOB ARGS' [PLUGIN]"
+out=$1 kdir=$2 initrd=$3 job=$4 plugin=${5:-}
 # The results window (guest/ship.c): its size, the most a boot can ship
 # (a file QEMU maps, sparse: only what the guest writes takes room), and
 # where its data starts.
@@ -52,6 +54,11 @@ if [ "$ACCEL" = tcg-icount ] && [ "$SMP" != 1 ]; then
 	# and local_clock() to the tick-bounded unstable sched_clock.
 	smp_append=" tsc=reliable"
 fi
+# The plugin speaks QEMU 10.0's plugin API: it runs in the icount QEMU,
+# whose qemu-plugin.h it was built with (plugin/build.sh), one vCPU.
+if [ -n "$plugin" ] && { [ "$ACCEL" != tcg-icount ] || [ "$SMP" != 1 ]; }; then
+	die "the plugin runs under ACCEL=tcg-icount with one vCPU, not $ACCEL with $SMP"
+fi
 qemu_version=$("${qemu_bin[0]}" --version | head -n 1) || die "${qemu_bin[0]} does not run"
 
 mkdir -p "$out" || host_fault "cannot create $out"
@@ -77,6 +84,11 @@ qemu=("${qemu_bin[@]}" "${accel_args[@]}" -smp "$SMP" -m "$GUEST_MEM_MIB" -nodef
 	-device "ivshmem-plain,memdev=results"
 	-kernel "$kdir/bzImage" -initrd "$initrd"
 	-append "console=ttyS0 panic=-1 oops=panic quiet loglevel=4$smp_append $job")
+if [ -n "$plugin" ]; then
+	rm -rf "$out/plugin"
+	mkdir -p "$out/plugin" || host_fault "cannot create $out/plugin"
+	qemu+=(-plugin "$plugin,out=${out//,/,,}/plugin")
+fi
 printf '%q ' "${qemu[@]}" > "$out/qemu.cmdline" || host_fault "cannot write $out/qemu.cmdline"
 
 start=$(date +%s.%N)
@@ -127,6 +139,10 @@ elif [ -z "$cause" ] && [ -f "$out/guest/dmesg.txt" ] && splat=$(first_splat "$o
 	cause="kernel (dmesg): $splat"
 fi
 rm -f "$window" "$out/tar.log"
+# The plugin writes its dumps as QEMU exits.
+if [ -z "$cause" ] && [ -n "$plugin" ] && [ ! -s "$out/plugin/windows.txt" ]; then
+	cause="plugin: no windows.txt (last line of qemu.log: $(tail -n 1 "$out/qemu.log"))"
+fi
 
 runner_start=$(sed -n 's/.*mmlat-runner: start uptime=\([0-9.]*\).*/\1/p' "$con" | head -n 1)
 status=ok

@@ -153,7 +153,8 @@ def look(run, a):
     try:
         comparisons = summarize.primary_comparisons(
             run, *summarize.compared_variants(run, a.baseline, a.patched))
-        rnd = endpoints.decide(comparisons, endpoints.looks_of(run["record"], comparisons))
+        rnd = endpoints.decide(comparisons, endpoints.looks_of(run["record"], comparisons),
+                               load.figure_boot(run))
     except ValueError as e:
         print("mmlat: %s" % e, file=sys.stderr)
         return 2

@@ -58,8 +58,10 @@ class Endpoint:
     floor: float
 
     @property
-    def boot(self):
-        return "clean" if self.kind in ("latency", "throughput") else "traced"
+    def figure(self):
+        """The report's figure it is one of (plan/instruments.py FIGURES),
+        which names the boot kind it is read from."""
+        return {"window": "windows", "hold": "locks"}.get(self.kind, self.kind)
 
     @property
     def margin_kind(self):
@@ -307,9 +309,11 @@ class Comparison:
             return None
         return max(1, self.settle_boots - min(len(self.base), len(self.patched)))
 
-    def series(self):
-        """The endpoint as the verdict rule reads it."""
-        return sequential.Series(self.workload, self.endpoint, self.spec.boot, self.margin,
+    def series(self, figure_boot):
+        """The endpoint as the verdict rule reads it; figure_boot: the boot
+        kind of each figure (load.figure_boot)."""
+        return sequential.Series(self.workload, self.endpoint, figure_boot[self.spec.figure],
+                                 self.margin,
                                  self.spec.higher_is_worse, self.base, self.patched,
                                  self.base_repeats, self.patched_repeats)
 
@@ -344,12 +348,14 @@ def looks_of(meta, comparisons):
     return [sequential.Look(max(reps, default=1), 1.0)]
 
 
-def decide(comparisons, looks, alpha=stats.ALPHA, spending=sequential.DEFAULT_SPENDING):
+def decide(comparisons, looks, figure_boot, alpha=stats.ALPHA,
+           spending=sequential.DEFAULT_SPENDING):
     """Set the verdict of every primary comparison: one family over all of
-    them (the whole report), decided after looks (looks_of).  Returns the
-    sequential.Round."""
+    them (the whole report), decided after looks (looks_of); figure_boot:
+    the boot kind of each figure, which another round boots for an open
+    endpoint.  Returns the sequential.Round."""
     family = [c for c in comparisons if c.primary]
-    rnd = sequential.decide([c.series() for c in family], looks, alpha, spending)
+    rnd = sequential.decide([c.series(figure_boot) for c in family], looks, alpha, spending)
     for c, o in zip(family, rnd.outcomes):
         c.verdict, c.look, c.level, c.settle_boots = o.verdict, o.look, o.level, o.settle_boots
         c.dlo, c.dhi = o.lo, o.hi

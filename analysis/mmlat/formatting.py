@@ -4,6 +4,8 @@ precision, changes, intervals, margins, endpoint names, and the sentences
 of the method, unwrapped (each renderer wraps them at its width)."""
 import re
 
+from plan import instruments
+
 from . import endpoints, load, sequential
 
 
@@ -259,10 +261,26 @@ def method_text(summary):
         repeat or "-", run.duration_s or "-", overhead_text(summary.calibration))
 
 
+def sources_text(summary):
+    """Which boots each figure comes from, and what recorded the windows
+    and lock holds (TRACE's instrument, plan/instruments.py)."""
+    fb, trace = summary.figure_boot, summary.run.trace
+    instrument = instruments.BY_NAME.get(trace)
+    if instrument is not None and not instrument.windows_boot:
+        return "Latency and work from %s boots; no windows recorded (TRACE=%s)." % (
+            fb["latency"], trace)
+    by = ", recorded by %s" % instrument.describes if instrument else ""
+    if fb["windows"] == fb["latency"]:
+        return ("Latency, work, windows and lock holds from the same %s boots%s."
+                % (fb["latency"], by))
+    return "Latency and work from %s boots, windows and lock holds from %s ones%s." % (
+        fb["latency"], fb["windows"], by)
+
+
 def verdict_rule_text(summary):
     """How the verdicts were reached."""
     g = summary.gate
-    return ("Latency and work from clean boots, windows from traced ones. "
+    return (sources_text(summary) + " "
             "Verdict: %s against each endpoint's margin (better/worse: the whole "
             "interval beyond it, same: within it, TOST; else inconclusive), %s over "
             "the %d primary endpoints at %g; the decision interval is the Welch "

@@ -5,15 +5,18 @@ import re
 import sys
 from dataclasses import astuple, dataclass
 
+from plan import instruments
 from plan.model import BOOT_KINDS, CALIB_CELL
 
 from . import attribute, buckets, parse, records
 from .records import UnreadableRun
 
 TRACERS = ("preemptoff", "irqsoff")
-# Every cell is booted clean (cyclictest and the workload alone) and, unless
-# TRACE=none, traced: latency and throughput come from clean boots, windows
-# and lock holds from traced ones. cells/<variant>/calib/ holds make bench's
+# Every cell is booted clean (cyclictest and the workload alone) and, under
+# an instrument that runs in the guest, traced: latency and throughput come
+# from clean boots, windows and lock holds from the boot kind TRACE's
+# instrument records them in (figure_boot: the traced boots, or under
+# TRACE=plugin the clean ones). cells/<variant>/calib/ holds make bench's
 # calibration boots, which mmlat calibrate reads: no workload of the report.
 BOOTS = BOOT_KINDS
 _REPEAT_DIR = re.compile(r"^r(\d+)$")
@@ -43,6 +46,24 @@ class TracerCounters:
                 "overflow": per(self.overflow, self.windows),
                 "lock_discarded": per(self.lock_discarded, self.holds),
                 "lock_lost": per(self.lock_lost, self.holds)}
+
+
+def figure_boot(run):
+    """{figure: the boot kind it is read from} of a loaded run's TRACE."""
+    return instruments.of(run["record"].plan.trace).figure_boot
+
+
+def instrument_of(record, trace):
+    """The instrument whose dumps a boot holds: its cell.json's, or for a
+    record from before cell.json said (format 3, early format 4) the
+    run's TRACE in a traced boot."""
+    return record.instrument or (trace if record.boot.kind == "traced" else "")
+
+
+def dumps_dir(cell_dir, instrument):
+    """Where a boot's windows.txt and locks.txt are, None without any."""
+    where = instruments.of(instrument).dumps if instrument else ""
+    return os.path.join(cell_dir, where) if where else None
 
 
 def _exists(p):
@@ -170,7 +191,6 @@ def _module_windows(w, mod, tr, sites):
     key_sub_bits = mod["params"].get("key_sub_bits", sub_bits)
     k = mod["kinds"][kind]
     w["present"] = True
-    w["source"] = "module"
     w["hist"] = bucket_hist({lo: n for lo, _, n in k["buckets"]}, k["max_ns"], sub_bits, 1000)
     w["overflow"] = k["overflow"]
     w["below_thresh"] = k["n"] - k["keyed"] - w["overflow"]
@@ -292,9 +312,13 @@ def load_cell(run_dir, record, cell_dir, trace):
             pass
     cell["windows"] = {}
     # TRACE=windows: the mmlat_windows module's dumps (symbols resolved in
-    # the guest) instead of hist triggers
-    mod = _module_dump(parse.parse_windows, os.path.join(g, "windows", "windows.txt"))
-    locks = _module_dump(parse.parse_locks, os.path.join(g, "windows", "locks.txt"))
+    # the guest) instead of hist triggers; TRACE=plugin: the QEMU plugin's,
+    # in the same formats, written on the host beside the guest's files
+    instrument = instrument_of(record, trace)
+    cell["instrument"] = instrument
+    dumps = dumps_dir(cell_dir, instrument)
+    mod = _module_dump(parse.parse_windows, os.path.join(dumps, "windows.txt")) if dumps else None
+    locks = _module_dump(parse.parse_locks, os.path.join(dumps, "locks.txt")) if dumps else None
     sites = lock_sites(locks)
     cell["locks"] = locks_summary(locks, _sub_bits(locks["params"], "locks.txt")) if locks else None
     cell["counters"] = tracer_counters(mod, locks) if mod else None

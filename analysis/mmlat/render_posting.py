@@ -137,12 +137,13 @@ def how_section(summary):
     lines.append("")
     failed = len(summary.failed_boots())
     lines += wrap(
-        "Each boot ran cyclictest beside one workload for %s s of guest time, a clean "
-        "boot (latency, throughput) and a traced one (preempt-off and irq-off windows, "
-        "lock holds) per repeat: %d boots%s. Calibration: %s." % (
-            run.duration_s if run.duration_s is not None else "-", len(summary.boots),
+        "Each boot ran cyclictest beside one workload for %s s of guest time, %s per "
+        "repeat: %d boots%s. %s Calibration: %s." % (
+            run.duration_s if run.duration_s is not None else "-",
+            " and ".join("a %s one" % kind for kind in run.boots) if run.boots else "boots",
+            len(summary.boots),
             ", %d failed and left out" % failed if failed else "",
-            fmt.overhead_text(summary.calibration)))
+            fmt.sources_text(summary), fmt.overhead_text(summary.calibration)))
     return lines
 
 

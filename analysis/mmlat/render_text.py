@@ -194,6 +194,7 @@ def header(summary):
     lines.append("accel: %s   duration: %s s   repeats: %s" % (
         fmt.accel_text(run) if run.accel else None, run.duration_s, run.repeat))
     lines.append("boots per cell: %s (TRACE=%s)" % (" + ".join(run.boots), run.trace))
+    lines += wrap("figures: " + fmt.sources_text(summary))
     lines += executor_lines(summary)
     lines += calibration_lines(summary.calibration)
     return [line[:WIDTH] for line in lines]

@@ -2,7 +2,7 @@
 any report): per variant and workload the ok boots of each kind,
 cyclictest min, avg and max of the clean boots and the longest windows of
 the traced ones."""
-from . import formatting, load, summarize
+from . import formatting, load
 
 
 def _longest_window(cells, tracer):
@@ -37,11 +37,11 @@ def summary_table(run):
                 booted = [c for c in run["cells"] if c["variant"] == v
                           and c["workload"] == w and c["boot"] == boot]
                 ok[boot] = "%d/%d" % (sum(c["status"] == "ok" for c in booted), len(booted))
-            clean = load.ok_cells(run, v, w, summarize.FIGURE_BOOT["latency"])
+            clean = load.ok_cells(run, v, w, load.figure_boot(run)["latency"])
             figures = {stat: [c["cyclictest"][stat] for c in clean
                               if c["cyclictest"][stat] is not None]
                        for stat in ("min", "avg", "max")}
-            traced = load.ok_cells(run, v, w, summarize.FIGURE_BOOT["windows"])
+            traced = load.ok_cells(run, v, w, load.figure_boot(run)["windows"])
             lines.append(row % (
                 v[:10], w, ok["clean"], ok["traced"],
                 formatting.number(min(figures["min"], default=None), 5),

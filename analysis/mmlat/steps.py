@@ -51,10 +51,12 @@ def _by_boot(run, w, previous, variant):
 
 def _step(run, step, n_resamples, conf, seed):
     boots, comparisons = {}, {}
+    figure_boot = load.figure_boot(run)
     for w in load.workloads(run):
         by_boot = _by_boot(run, w, step.previous, step.variant)
         boots[w] = {boot: [len(before), len(after)] for boot, (before, after) in by_boot.items()}
-        comparisons[w] = [endpoints.compare(w, e, True, *by_boot[e.boot], n_resamples, conf, seed)
+        comparisons[w] = [endpoints.compare(w, e, True, *by_boot[figure_boot[e.figure]],
+                                            n_resamples, conf, seed)
                           for e in endpoints.primary(w)]
     return Step(**asdict(step), boots=boots, comparisons=comparisons)
 

@@ -1,5 +1,5 @@
 """The summary model (model.Summary) of a loaded run, built once: every
-figure from the boot kind FIGURE_BOOT names, the per-boot comparison of
+figure from the boot kind its TRACE names (load.figure_boot), the per-boot comparison of
 every endpoint and the verdicts of the primary ones (one Holm family over
 the whole report), the sweeps and the per-patch steps."""
 import json
@@ -9,12 +9,6 @@ import statistics
 from . import attribute, configdiff, endpoints, load, locks, model, stats, steps, sweep
 
 TRACERS = load.TRACERS
-# Which boot kind each figure comes from: tracing changes what it
-# measures (munmap does 1/8 of its work traced), so latency and throughput
-# come from the clean boots, what only the instrumentation sees from the
-# traced ones.
-FIGURE_BOOT = {"latency": "clean", "throughput": "clean", "windows": "traced",
-               "locks": "traced", "counters": "traced", "calib": "traced"}
 # The issue's bar for attribution: of the preempt-off time in windows over
 # OTHER_OVER_US, under OTHER_GOAL may be class "other".
 OTHER_OVER_US = 50
@@ -193,11 +187,11 @@ def config_diff(run_dir, variants):
                             other_differences=d["other_differences"])
 
 
-def compare_workload(workload, by_boot, n_resamples, conf, seed):
+def compare_workload(workload, by_boot, figure_boot, n_resamples, conf, seed):
     """Every endpoint of a workload (endpoints.py), primary ones first,
-    compared boot by boot between the sides; verdicts come later, over the
-    whole report (endpoints.decide)."""
-    out = [endpoints.compare(workload, e, is_primary, *by_boot[e.boot].values(),
+    compared boot by boot between the sides, each from its figure's boot
+    kind; verdicts come later, over the whole report (endpoints.decide)."""
+    out = [endpoints.compare(workload, e, is_primary, *by_boot[figure_boot[e.figure]].values(),
                              n_resamples, conf, seed)
            for is_primary, group in ((True, endpoints.primary(workload)),
                                      (False, endpoints.exploratory(workload)))
@@ -211,9 +205,11 @@ def primary_comparisons(run, baseline, patched):
     """The primary endpoints of every workload, compared boot by boot with
     no interval: what REPEAT=auto's rule reads between rounds."""
     out = []
+    figure_boot = load.figure_boot(run)
     for w in load.workloads(run):
         by_boot = {boot: sides(run, baseline, patched, w, boot) for boot in load.BOOTS}
-        out += [c for c in (endpoints.compare(w, e, True, *by_boot[e.boot].values(),
+        out += [c for c in (endpoints.compare(w, e, True,
+                                              *by_boot[figure_boot[e.figure]].values(),
                                               n_resamples=0)
                             for e in endpoints.primary(w)) if c.base or c.patched]
     return out
@@ -229,9 +225,9 @@ def _check_comparable(run, by_boot):
                                    stats.compared_keys(run["meta"]))
 
 
-def _workload(run, name, by_boot, n_resamples, conf, seed):
+def _workload(run, name, by_boot, figure_boot, n_resamples, conf, seed):
     def of(figure):
-        return by_boot[FIGURE_BOOT[figure]]
+        return by_boot[figure_boot[figure]]
     return model.Workload(
         name=name,
         boots={boot: model.Sides(*map(len, cells.values())) for boot, cells in by_boot.items()},
@@ -246,7 +242,7 @@ def _workload(run, name, by_boot, n_resamples, conf, seed):
         locks=locks.summarize(of("locks"), seed=seed),
         calib=model.Sides(*([line for c in cells for line in c["calib"]]
                             for cells in of("calib").values())),
-        comparisons=compare_workload(name, by_boot, n_resamples, conf, seed))
+        comparisons=compare_workload(name, by_boot, figure_boot, n_resamples, conf, seed))
 
 
 # The preemption models of Kconfig's choice, most preemptible first.
@@ -276,17 +272,18 @@ def build(run, baseline=None, patched=None, n_resamples=2000, conf=0.95, seed=1)
     baseline, patched = compared_variants(run, baseline, patched)
     aa = baseline == patched
     compared = [baseline] if aa else [baseline, patched]
+    figure_boot = load.figure_boot(run)
     workloads = []
     for w in load.workloads(run):
         by_boot = {boot: sides(run, baseline, patched, w, boot) for boot in load.BOOTS}
         _check_comparable(run, by_boot)
-        workloads.append(_workload(run, w, by_boot, n_resamples, conf, seed))
+        workloads.append(_workload(run, w, by_boot, figure_boot, n_resamples, conf, seed))
     every = [c for w in workloads for c in w.comparisons]
     looks = endpoints.looks_of(run["record"], [c for c in every if c.primary])
-    outcome = endpoints.decide(every, looks)
+    outcome = endpoints.decide(every, looks, figure_boot)
     return model.Summary(
         format=model.SUMMARY_FORMAT, run_dir=run["dir"], run=model.RunInfo.of(run["record"]),
-        baseline=baseline, patched=patched, aa_mode=aa, figure_boot=dict(FIGURE_BOOT),
+        baseline=baseline, patched=patched, aa_mode=aa, figure_boot=figure_boot,
         kernels=kernels(run, compared),
         boots=[model.Boot(variant=c["variant"], workload=c["workload"], boot=c["boot"],
                           repeat=c["repeat"], status=c["status"], cause=c["cause"],
@@ -298,5 +295,5 @@ def build(run, baseline=None, patched=None, n_resamples=2000, conf=0.95, seed=1)
         gate=endpoints.Gate(family=len(outcome.outcomes), looks=looks, conf=conf,
                             n_resamples=n_resamples, seed=seed),
         workloads=workloads,
-        sweeps=sweep.build(run, FIGURE_BOOT),
+        sweeps=sweep.build(run, figure_boot),
         steps=steps.build(run, n_resamples, conf, seed))

@@ -129,7 +129,7 @@ def _row(run, variant, value, entry, figure_boot):
 
 def build(run, figure_boot):
     """Every sweep of the run (find) with a row per value and variant,
-    each figure from the boot kind figure_boot names (report.FIGURE_BOOT).
+    each figure from the boot kind figure_boot names (load.figure_boot).
     Variants in meta.json's order (the order VARIANTS gave), every
     variant of the run, not only the two compared.  A value without ok
     boots, or a class without windows, has None figures."""

@@ -16,6 +16,7 @@ from dataclasses import replace
 import numpy as np
 from mmlat import buckets
 from plan import calib as calibration
+from plan import instruments
 from plan.model import (Boot, BootResult, BuildRecord, Calibration, Cell, CellRecord, Meta,
                         Plan, Round, Step, Sweep, Variant, read, write)
 
@@ -228,10 +229,15 @@ def i_mmap_ns(vi, workload):
 OTHER_NS, OTHER_N = 60000, 2
 
 
-def _traced_guest(g, vi, shift, trace, workload):
+def _instrument_dumps(cell_dir, vi, shift, trace, workload):
+    """What TRACE's instrument leaves in a boot that carries its windows:
+    its dumps in its folder (plan/instruments.py), or hist triggers and
+    the max tracer's reading in the guest's."""
     zap = zap_ns(vi, shift)
     longest_i_mmap = i_mmap_ns(vi, workload)
-    os.makedirs(os.path.join(g, "windows"))
+    g = os.path.join(cell_dir, "guest")
+    dumps = os.path.join(cell_dir, instruments.of(trace).dumps)
+    os.makedirs(dumps)
     if trace == "full":
         ent = [(3, 0x3000, 0x1000, 500), (zap // 1000, 0x3000, 0x1000, 2),
                (40, 0x3000, 0x2000, 20), (80, 0x4000, 0x5000, 5)]
@@ -249,10 +255,10 @@ def _traced_guest(g, vi, shift, trace, workload):
     if LOCK_MODES[vi]["i_mmap"] == "spin":
         preempt.append((longest_i_mmap, I_MMAP_STACK, "i_mmap", 1))
     kinds = {"preempt": preempt, "irq": [(10000, SOFTIRQ_STACK, "none", 50)]}
-    with open(os.path.join(g, "windows", "windows.txt"), "w") as f:
+    with open(os.path.join(dumps, "windows.txt"), "w") as f:
         f.write(windows_dump(kinds))
     modes = LOCK_MODES[vi]
-    with open(os.path.join(g, "windows", "locks.txt"), "w") as f:
+    with open(os.path.join(dumps, "locks.txt"), "w") as f:
         f.write(locks_dump({
             ("pte", "spin", "zap_pte_range+0x10/0x400"): [(1024, 98), (zap - 50000, 1),
                                                           (zap - 40000, 1)],
@@ -272,7 +278,7 @@ def meta(variants=("baseline", "patched"), workloads=("munmap", "fork"), repeats
     """A Meta as the orchestrator records it; auto: REPEAT=auto's rounds,
     [(first, last, spent)] (none: REPEAT=repeats); facts: its fields beyond
     the plan (smp, qemu, untested, configs, ...)."""
-    boots = ["clean"] + ([] if trace == "none" else ["traced"])
+    boots = list(instruments.of(trace).boots)
     plan = Plan(
         run_id="fake", variants=[
             Variant(name=v, spec=v, source="tree:6.1", version="6.1", ref="",
@@ -314,7 +320,7 @@ def write_kernel(root, variant, **fields):
 
 
 def write_cell(cell_dir, variant, workload, boot, repeat, status="ok", cause="",
-               accel="tcg", calibrated=False):
+               accel="tcg", calibrated=False, instrument=""):
     """A boot's cell.json; makes cell_dir."""
     os.makedirs(cell_dir, exist_ok=True)
     record = CellRecord(
@@ -322,7 +328,7 @@ def write_cell(cell_dir, variant, workload, boot, repeat, status="ok", cause="",
         config_sha256="c0ffee", series_sha256="e3b0", executor="local", job_id="",
         result=BootResult(status=status, cause=cause, wall_seconds=1.0,
                           guest_seconds_to_runner=1.0, accel=accel, qemu_binary="", qemu="",
-                          qemu_cmdline=""))
+                          qemu_cmdline=""), instrument=instrument)
     write(os.path.join(cell_dir, "cell.json"), record)
 
 
@@ -333,7 +339,8 @@ def make_run(root, shift=0, repeats=3, accel=("tcg", "tcg"), seed=0, failed=True
     and those of even-numbered repeats by even_shift us (an A/A
     difference), repeats r1..r<repeats>, clean boots and, unless trace is "none",
     traced boots with windows from the module (trace "windows") or hist
-    triggers ("full").  With failed, the last traced boot of the last
+    triggers ("full"); trace "plugin": clean boots only, with the plugin's
+    windows (the module's format, in plugin/).  With failed, the last boot of the last
     variant and workload failed.  With calib (meta.json's CALIB), each
     variant also has make bench's calibration boot, cells/<v>/calib/traced/r1,
     with a traced boot's data (calibration.json: write_calibration).
@@ -361,7 +368,8 @@ def make_run(root, shift=0, repeats=3, accel=("tcg", "tcg"), seed=0, failed=True
             write_cell(cd, v, w, boot, r, status="failed" if bad else "ok",
                        cause="guest timed out after 600 s" if bad else "",
                        accel=accel[min(vi, len(accel) - 1)],
-                       calibrated=record.plan.calibrated(Cell(v, w), boot))
+                       calibrated=record.plan.calibrated(Cell(v, w), boot),
+                       instrument=record.plan.instrument_of(Boot(Cell(v, w), boot, r, 1)))
             s = ((shift if vi == 1 else 0) + (even_shift if r % 2 == 0 else 0)
                  + (TRACED_LATENCY_US if boot == "traced" else 0))
             a = np.clip(np.round(rng.gamma(4, 5, 4000) + s).astype(int), 0, 399)
@@ -372,8 +380,8 @@ def make_run(root, shift=0, repeats=3, accel=("tcg", "tcg"), seed=0, failed=True
             with open(os.path.join(g, "workload.txt"), "w") as f:
                 f.write("workload=%s duration_s=30 ops=3000 bytes=100 ops_per_s=%r "
                         "pages_per_s=%r\n" % (w, ops, ops * PAGES_PER_OP))
-            if boot == "traced":
-                _traced_guest(g, vi, shift, trace, w)
+            if record.plan.instrument.carries_windows(boot):
+                _instrument_dumps(cd, vi, shift, trace, w)
             with open(os.path.join(g, "status"), "w") as f:
                 f.write("ok\n")
     return root

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from mmlat import endpoints, load, sequential, stats, summarize
-from plan import workloads
+from plan import instruments, workloads
 
 from fakerun import make_run
 import fakerun
@@ -103,7 +103,7 @@ def test_verdicts_are_three_way_against_the_margin_and_oriented():
           comparison("w", "cyclictest p99.9", noise(7), noise(8) * 1.02),  # within 10 %: same
           comparison("w", "cyclictest p99.9", noise(9, 0.2), noise(10, 0.2)),  # too noisy
           comparison("w", "cyclictest p99.9", [100.0], [100.0, 101.0])]    # no test
-    rnd = endpoints.decide(cs, [sequential.Look(8, 1.0)])
+    rnd = endpoints.decide(cs, [sequential.Look(8, 1.0)], instruments.of("windows").figure_boot)
     assert len(rnd.outcomes) == 6
     assert [c.verdict for c in cs] == ["worse", "better", "worse", "same", "inconclusive",
                                        "n/a"]
@@ -120,7 +120,7 @@ def test_a_window_that_vanishes_gets_a_verdict():
     base = [43.0, 38.5, 61.2, 33.0, 104.9, 47.7, 35.1, 52.8, 40.2, 71.3]
     c = comparison("exit", "anon_vma-lock window", base, [0.0] * 10)
     assert c.patched == [endpoints.WINDOW_FLOOR_US] * 10 and c.margin == 1.0
-    endpoints.decide([c], [sequential.Look(10, 1.0)])
+    endpoints.decide([c], [sequential.Look(10, 1.0)], instruments.of("windows").figure_boot)
     assert c.verdict == "better" and c.dhi < -0.5
 
 

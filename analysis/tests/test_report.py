@@ -233,7 +233,7 @@ def test_repeat_auto_replays_its_looks_and_names_the_demoted(tmp_path, capsys):
     assert s.gate.looks == [sequential.Look.from_dict(d) for d in looks]
     assert s.gate.spending == "pocock"
     family = s.primary()
-    rnd = sequential.decide([c.series() for c in family],
+    rnd = sequential.decide([c.series(s.figure_boot) for c in family],
                             [sequential.Look.from_dict(d) for d in looks])
     assert [c.verdict for c in family] == [o.verdict for o in rnd.outcomes]
     assert [c.look for c in family] == [o.look for o in rnd.outcomes]
@@ -309,6 +309,35 @@ def test_a_run_of_an_older_format_is_named(tmp_path, capsys):
     assert "meta.json is of format 5; this version reads format 4" in capsys.readouterr().err
 
 
+def test_trace_plugin_run_reads_every_figure_from_its_clean_boots(tmp_path):
+    """TRACE=plugin: one boot per repeat, the clean one, whose plugin/
+    folder holds the windows and holds; the report says so, and the
+    windows' endpoints compare clean boots."""
+    plugin = load.load_run(make_run(str(tmp_path / "plugin"), repeats=3, trace="plugin"))
+    module = load.load_run(make_run(str(tmp_path / "windows"), repeats=3, trace="windows"))
+    assert {c["boot"] for c in plugin["cells"]} == {"clean"}
+    assert {c["instrument"] for c in plugin["cells"]} == {"plugin"}
+    s, m = (summarize.build(r, n_resamples=20) for r in (plugin, module))
+    assert set(s.figure_boot.values()) == {"clean"}
+    assert m.figure_boot["windows"] == "traced" and m.figure_boot["latency"] == "clean"
+    ws, wm = s.workload("munmap"), m.workload("munmap")
+    # the same dumps, read from the other boot kind
+    assert ws.windows["preemptoff"].overall.baseline.max == \
+        wm.windows["preemptoff"].overall.baseline.max
+    assert ws.locks is not None and ws.traced_over_clean.baseline.median is None
+    assert {c.endpoint for c in ws.comparisons} == {c.endpoint for c in wm.comparisons}
+    family = s.primary()
+    rnd = sequential.decide([c.series(s.figure_boot) for c in family],
+                            [sequential.Look(3, 0.5)])
+    assert set(k for kinds in rnd.needs.values() for k in kinds) <= {"clean"}
+    txt = render_text.render(s)
+    assert "boots per cell: clean (TRACE=plugin)" in txt
+    assert "Latency, work, windows and lock holds from the same clean boots, recorded by the " \
+        "QEMU plugin (plugin/), outside the guest." in " ".join(txt.split())
+    assert "Latency and work from clean boots, windows and lock holds from traced ones, " \
+        "recorded by the window module" in " ".join(render_text.render(m).split())
+
+
 def test_trace_none_run_has_latency_only(tmp_path):
     run = load.load_run(make_run(str(tmp_path / "none"), repeats=2, trace="none"))
     s = summarize.build(run, n_resamples=20)
@@ -323,7 +352,7 @@ def test_trace_none_run_has_latency_only(tmp_path):
     assert "critical sections" not in txt and "hold time" not in txt
     assert "cyclictest latency (us), throughput (ops/s), clean boots" in txt
     # no windows measured: none in the headline nor in the family
-    assert {c.spec.boot for c in ws.comparisons} == {"clean"}
+    assert {c.spec.figure for c in ws.comparisons} == {"latency", "throughput"}
     assert s.gate.family == 2 * len(workloads.LATENCY + workloads.WORK)
     assert "None" not in txt
 
@@ -660,6 +689,21 @@ def test_a_workload_without_a_boot_that_ended_well_is_reported(tmp_path):
                                   "patched", n_resamples=20)
     assert "summary.png" in summary.plots
     assert "munmap" in (tmp_path / "out/report.txt").read_text()
+
+
+def test_a_boot_recorded_before_cell_json_named_its_instrument_reads_the_runs_trace(tmp_path):
+    r = make_run(str(tmp_path / "old"), repeats=2)
+    for path in glob.glob(os.path.join(r, "cells/*/*/*/r*/cell.json")):
+        with open(path) as f:
+            doc = json.load(f)
+        del doc["instrument"]
+        with open(path, "w") as f:
+            json.dump(doc, f)
+    run = load.load_run(r)
+    assert {(c["boot"], c["instrument"]) for c in run["cells"]} == {
+        ("clean", ""), ("traced", "windows")}
+    assert all(c["windows"]["preemptoff"]["present"] for c in run["cells"]
+               if c["boot"] == "traced" and c["status"] == "ok")
 
 
 def test_the_header_names_the_executor_the_devices_and_the_jobs():

@@ -38,7 +38,7 @@ def txt(summary):
 
 
 def test_a_recorded_sweep_has_a_row_per_value_and_variant(sweep_run):
-    [sw] = sweep.build(sweep_run, summarize.FIGURE_BOOT)
+    [sw] = sweep.build(sweep_run, load.figure_boot(sweep_run))
     assert (sw.name, sw.key, sw.fixed, sw.values) == ("imap", "n", {"s": 1}, [16, 64, 256])
     assert (sw.title, sw.slug) == ("imap over n (s=1)", "imap_n_s1")
     assert sw.variants == list(VARIANTS)
@@ -62,7 +62,7 @@ def test_a_recorded_sweep_has_a_row_per_value_and_variant(sweep_run):
 
 def test_sweep_figures_are_the_reports_own(sweep_run, summary):
     """The same boots give the same numbers as the workload's own tables."""
-    [sw] = sweep.build(sweep_run, summarize.FIGURE_BOOT)
+    [sw] = sweep.build(sweep_run, load.figure_boot(sweep_run))
     w = summary.workload("imap:s=1,n=64")
     row = sw.row(summary.patched, 64)
     pte = w.locks.by_mode["pte"].patched
@@ -75,7 +75,7 @@ def test_sweep_figures_are_the_reports_own(sweep_run, summary):
 
 
 def test_a_failed_boot_leaves_its_figures_missing(sweep_run):
-    [sw] = sweep.build(sweep_run, summarize.FIGURE_BOOT)
+    [sw] = sweep.build(sweep_run, load.figure_boot(sweep_run))
     row = sw.row("as-posted", 256)
     assert row.ok_boots == {"clean": 1, "traced": 0}
     assert all(f == sweep.Figures(None, None)
@@ -133,7 +133,7 @@ def test_report_rows_by_value_then_variant(txt):
 
 def test_renderers_read_the_sweeps_back_from_summary_json(summary, txt, tmp_path, sweep_run):
     back = model.from_json(json.loads(json.dumps(model.to_json(summary))))
-    assert back.sweeps == sweep.build(sweep_run, summarize.FIGURE_BOOT)
+    assert back.sweeps == sweep.build(sweep_run, load.figure_boot(sweep_run))
     assert _section(render_text.render(back))[2] == _section(txt)[2]
     pngs = plot.all_plots(back, str(tmp_path))
     assert "sweep_imap_n_s1.png" in pngs
@@ -195,7 +195,7 @@ def test_a_value_without_cells_is_a_row_of_dashes(tmp_path):
     recorded = dict(META_SWEEP, values=[16, 1024], workloads=["imap:s=1,n=16", "imap:s=1,n=1024"])
     run = load.load_run(make_run(str(tmp_path / "run"), repeats=1, failed=False,
                                  workloads=("imap:s=1,n=16",), sweeps=[recorded]))
-    [sw] = sweep.build(run, summarize.FIGURE_BOOT)
+    [sw] = sweep.build(run, load.figure_boot(run))
     assert sw.values == [16, 1024]
     row = sw.row("patched", 1024)
     assert (row.ops_per_s, row.ok_boots) == (None, {"clean": 0, "traced": 0})

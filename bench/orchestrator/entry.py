@@ -6,8 +6,8 @@ import os
 import shutil
 from dataclasses import dataclass
 
-from plan import calib, knobs, versions, workloads
-from plan.model import AUTO, BOOT_KINDS, CALIB_CELL, Calibration, Plan, Round
+from plan import calib, instruments, knobs, versions, workloads
+from plan.model import AUTO, CALIB_CELL, Calibration, Plan, Round
 
 from . import git, qemu, steps
 from .say import Refused, log
@@ -31,8 +31,23 @@ def _die(name, value, takes):
     raise knobs.KnobError(name, value, takes)
 
 
+def check_instrument(values):
+    """The QEMU plugin (TRACE=plugin) needs icount, whose instruction
+    count is its clock, and one vCPU (plugin/README.md)."""
+    if not instruments.of(values["TRACE"]).qemu_plugin:
+        return
+    if values["ACCEL"] != "tcg-icount":
+        raise Refused("TRACE=%s times windows in guest instructions: it needs "
+                      "ACCEL=tcg-icount, not %s" % (values["TRACE"], values["ACCEL"]))
+    if values["SMP"] not in ("", "1"):
+        raise Refused("TRACE=%s runs one vCPU (QEMU 10.0 gives a round-robin vCPU's "
+                      "callbacks the index of the vCPU that translated the code): SMP=%s"
+                      % (values["TRACE"], values["SMP"]))
+
+
 def check_knobs(values):
     knobs.check(values)
+    check_instrument(values)
     if values["KSRC"] and not git.is_tree(values["KSRC"]):
         _die("KSRC", values["KSRC"], knobs.knob("KSRC").takes(values))
     # Every icount boot runs one QEMU (SMP>1 needs 8.1 or later): one named
@@ -116,6 +131,10 @@ def calibration(values, entries):
     # Calibration is read through the instrument, which only traced boots run.
     if values["TRACE"] == "none":
         raise Refused("CALIB needs traced boots: TRACE=none runs clean boots only")
+    if not instruments.of(values["TRACE"]).guest:
+        raise Refused("CALIB reads its windows through an instrument in the guest; TRACE=%s's "
+                      "read-back is tests/integration/test_plugin.py: give CALIB= (make bench "
+                      "does)" % values["TRACE"])
     try:
         windows = calib.parse(request)
     except calib.CalibError as e:
@@ -171,7 +190,7 @@ def plan_run(values, steps_dir):
     cal = calibration(values, entries)
     repeat, rounds = repeats(values, variants)
     plan = Plan(run_id=values["RUN_ID"], variants=variants, steps=step_list, workloads=entries,
-                sweeps=sweeps, boots=list(BOOT_KINDS[:1 if values["TRACE"] == "none" else 2]),
+                sweeps=sweeps, boots=list(instruments.of(values["TRACE"]).boots),
                 trace=values["TRACE"], calibration=cal, duration_s=int(values["DURATION"]),
                 repeat=repeat, rounds=rounds,
                 flavor=values["FLAVOR"], cross=values["CROSS"] == "yes",

@@ -2,7 +2,8 @@
 
 An executor is asynchronous. The scheduler submits a BootJob and gets a
 job id, polls the id for its JobStatus, collects a finished job's files
-into the boot's folder (today's layout: console.log, guest/) with its
+into the boot's folder (today's layout: console.log, guest/, and plugin/
+when the boot loads the QEMU plugin) with its
 BootResult, and cancels what a stopped run leaves. It records each job
 (plan.model.JobRecord, job.json in the boot's staging folder) as soon as
 it is submitted, so that a resumed run (the same RUN_ID) polls and
@@ -39,6 +40,10 @@ class BootJob:
     memory_mib: int
     icount_shift: int
     timeout_s: int              # wall seconds the boot may take
+    # QEMU's -plugin argument of the mmlat plugin (the plugin and its
+    # options but out=, the executor's folder for its dumps: plugin/ beside
+    # the guest's files); "" loads none
+    plugin: str = ""
 
 
 @dataclass(frozen=True)

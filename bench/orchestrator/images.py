@@ -7,13 +7,25 @@ against its kernel (the kernel unpacks concatenated archives in order)."""
 import hashlib
 import os
 import shutil
+import subprocess
 
 from plan import knobs, render
 from plan.model import Image
 
-from .children import guarded
+from .children import guarded, output
 
 INITRAMFS = os.path.join(knobs.ROOT, "guest/initramfs.sh")
+PLUGIN_BUILD = os.path.join(knobs.ROOT, "plugin/build.sh")
+CLASSES = os.path.join(knobs.ROOT, "guest/classes.txt")
+# guest/runner.sh writes tracing_on just before cyclictest's measurement and
+# just after it, on every boot: the plugin records between the two calls.
+PLUGIN_MARK = "rb_simple_write"
+
+
+def qemu_option(path):
+    """A path inside one of QEMU's option lists, which split at commas and
+    read ",," as one."""
+    return path.replace(",", ",,")
 
 
 class Images:
@@ -46,6 +58,32 @@ class Images:
                             shutil.copyfileobj(f, out)
             else:
                 shutil.copyfile(self.base, self.initrd(v))
+
+    def plugin(self):
+        return os.path.join(self.dir, "mmlat_plugin.so")
+
+    def make_plugin(self, build, variants):
+        """The QEMU plugin (plugin/build.sh, against its QEMU's own header)
+        and beside each variant's kernel its System.map and the struct
+        offsets of its tree (consts.txt), which the plugin reads."""
+        built = output(["bash", PLUGIN_BUILD, "plugin"]).strip().splitlines()[-1]
+        shutil.copyfile(built, self.plugin())
+        for v in variants:
+            kdir = os.path.dirname(self.kernel(v))
+            shutil.copyfile(os.path.join(build.kernel(v), "System.map"),
+                            os.path.join(kdir, "System.map"))
+            guarded(["bash", PLUGIN_BUILD, "offsets", build.obj(v), kdir],
+                    stdout=subprocess.DEVNULL)
+
+    def plugin_argument(self, variant, icount_shift):
+        """QEMU's -plugin argument for a boot of variant, but out= (the
+        executor's): plugin/README.md."""
+        kdir = os.path.dirname(self.kernel(variant))
+        return ",".join([qemu_option(self.plugin()),
+                         "map=" + qemu_option(os.path.join(kdir, "System.map")),
+                         "consts=" + qemu_option(os.path.join(kdir, "consts.txt")),
+                         "classes=" + qemu_option(CLASSES),
+                         "shift=%s" % icount_shift, "mark=" + PLUGIN_MARK])
 
     def base_sha256(self):
         return sha256(self.base)

@@ -29,8 +29,9 @@ class LocalExecutor(Executor):
         env = dict(os.environ, ACCEL=job.accel, SMP=str(job.smp),
                    GUEST_MEM_MIB=str(job.memory_mib), ICOUNT_SHIFT=str(job.icount_shift),
                    CELL_TIMEOUT=str(job.timeout_s))
-        proc = children.session(["bash", QEMU_SH, job.staging, os.path.dirname(job.kernel),
-                                 job.initrd, job.job.cmdline()], env=env)
+        args = [job.staging, os.path.dirname(job.kernel), job.initrd, job.job.cmdline()]
+        proc = children.session(["bash", QEMU_SH, *args, *([job.plugin] if job.plugin else [])],
+                                env=env)
         job_id = "local-%d" % proc.pid
         self.sessions.add(job_id, proc)
         self.staging[job_id] = job.staging

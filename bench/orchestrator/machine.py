@@ -58,13 +58,17 @@ def jobs(values, accel):
     return max(1, min(os.cpu_count(), by_memory))
 
 
-def resolve(values, kernel, initrd):
-    """The Machine, once the images are made (the probe boots them)."""
+def resolve(values, kernel, initrd, plugin=False):
+    """The Machine, once the images are made (the probe boots them);
+    plugin: the boots load the QEMU plugin."""
     accel = accelerator(values, kernel, initrd)
     # icount runs every vCPU on one host thread, each a share of the
     # virtual time: it defaults to one vCPU, the other modes to 2.
     smp = int(values["SMP"] or (1 if accel == "tcg-icount" else 2))
     binary = qemu.SYSTEM
+    if plugin and (accel != "tcg-icount" or smp != 1):
+        raise Refused("TRACE=%s: the plugin runs under tcg-icount with one vCPU, not %s "
+                      "with %d" % (values["TRACE"], accel, smp))
     # a LAVA server's jobs run its devices' QEMU, named in each boot's record
     if accel == "tcg-icount" and values["EXECUTOR"] != "lava":
         binary, why = qemu.icount_qemu(smp)

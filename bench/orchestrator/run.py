@@ -75,13 +75,17 @@ def run(values):
             qemu.provision()
         configs, shas = build_stage(e, build)
         names = e.plan.variant_names
-        # Only the traced boots' windows and holds depend on classes.txt;
-        # the check kernels carry no window module.
-        if "traced" in e.plan.boots and e.plan.flavor == "bench":
+        # Only the windows and holds depend on classes.txt; the check
+        # kernels carry no window module.
+        instrument = e.plan.instrument
+        if instrument.windows_boot and e.plan.flavor == "bench":
             analysis.drift(values, [build.kernel(n) for n in names])
-        log("stage 3/4: guest images")
+        log("stage 3/4: guest images%s" % (" and the QEMU plugin" if instrument.qemu_plugin
+                                           else ""))
         imgs.make(build, names, modules=bool(e.plan.calibration) or e.plan.trace == "windows")
-        mach = machine.resolve(values, imgs.kernel(names[0]), imgs.base)
+        if instrument.qemu_plugin:
+            imgs.make_plugin(build, names)
+        mach = machine.resolve(values, imgs.kernel(names[0]), imgs.base, instrument.qemu_plugin)
         locks.release(build_lock)
         os.makedirs(run_paths.cells, exist_ok=True)
         if os.path.exists(run_paths.meta):

@@ -56,7 +56,10 @@ class Scheduler:
                        initrd=self.images.initrd(boot.cell.variant),
                        staging=self.run.staging(boot), accel=self.machine.accel,
                        smp=self.machine.smp, memory_mib=int(self.values["GUEST_MEM_MIB"]),
-                       icount_shift=int(self.values["ICOUNT_SHIFT"]), timeout_s=self.timeout)
+                       icount_shift=int(self.values["ICOUNT_SHIFT"]), timeout_s=self.timeout,
+                       plugin=self.images.plugin_argument(boot.cell.variant,
+                                                          self.values["ICOUNT_SHIFT"])
+                       if self.plan.plugin(boot) else "")
 
     def submit(self, boot, attempt=1, reasons=()):
         staging = self.run.staging(boot)
@@ -148,7 +151,7 @@ class Scheduler:
         return CellRecord(boot=boot, calibrated=self.plan.calibrated(boot.cell, boot.kind),
                           smp=self.machine.smp, config_sha256=config_sha,
                           series_sha256=series_sha, executor=self.executor.name,
-                          job_id=job_id, result=result)
+                          job_id=job_id, result=result, instrument=self.plan.instrument_of(boot))
 
     def record(self, cell):
         if not records.record_boot(self.run, cell, self.run.staging(cell.boot)):

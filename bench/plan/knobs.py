@@ -16,6 +16,8 @@ import re
 import time
 from dataclasses import dataclass
 
+from . import instruments
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 HOST, GUEST, BOTH = "host", "guest", "both"
 
@@ -152,9 +154,10 @@ KNOBS = (
     Knob("REPEAT", "10", Integer(1, 1000, words=("auto",)), HOST,
          "boots a side of each cell (their seeds 1..REPEAT); auto: rounds of boots until the "
          "rule of analysis/mmlat/sequential.py decides every primary endpoint", run=True),
-    Knob("TRACE", "windows", Choice(("windows", "max", "full", "none")), BOTH,
-         "the traced boots' instrument (windows: the window module); none: clean boots only",
-         run=True, job_key="trace"),
+    Knob("TRACE", "windows", Choice(instruments.NAMES), BOTH,
+         "what records windows and lock holds (bench/plan/instruments.py): windows, the window "
+         "module in a traced boot; plugin, the QEMU plugin in the clean boot (tcg-icount, one "
+         "vCPU); none: clean boots only", run=True, job_key="trace"),
     Knob("CALIB", "", Text("windows KIND[/KIND...]:US[/US...][xROUNDS],..."), HOST,
          "windows of known length injected into the traced boots of CALIB_WORKLOADS",
          run=True, make=False),

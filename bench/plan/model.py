@@ -12,7 +12,7 @@ import json
 import os
 from dataclasses import dataclass, field
 
-from . import calib, codec, knobs
+from . import calib, codec, instruments, knobs
 from .codec import RecordError
 
 FORMAT = 4
@@ -175,15 +175,31 @@ class Plan(Record):
         return (self.calibration is not None and kind == "traced"
                 and cell.workload in self.calibration.workloads)
 
+    @property
+    def instrument(self):
+        """TRACE's row of plan/instruments.py."""
+        return instruments.of(self.trace)
+
+    def instrument_of(self, boot):
+        """The instrument whose windows and holds boot records (TRACE's
+        value), "" for a boot that records none."""
+        return self.trace if self.instrument.carries_windows(boot.kind) else ""
+
+    def plugin(self, boot):
+        """Whether QEMU loads the plugin into boot."""
+        return self.instrument.qemu_plugin and self.instrument.carries_windows(boot.kind)
+
     def job(self, boot, values):
         """The guest job of one of its boots, with the guest knobs' values
         (values: every knob's, plan/knobs.py): the calibration boot runs
-        the idle job; clean boots run no instrument."""
+        the idle job; a boot runs the instrument in the guest only when the
+        instrument lives there and the boot carries its windows."""
         name, _, params = boot.cell.workload.partition(":")
         if boot.cell.workload == CALIB_CELL:
             name, params = "idle", ""
         guest = {k.job_key: values[k.name] for k in knobs.KNOBS if k.job_key}
-        guest["trace"] = self.trace if boot.kind == "traced" else "none"
+        guest["trace"] = self.trace if self.instrument.guest and self.instrument_of(boot) \
+            else "none"
         return GuestJob(workload=name, params=params, knobs=guest, seed=boot.repeat,
                         calib=calib.guest_form(self.calibration.windows)
                         if self.calibrated(boot.cell, boot.kind) else "")
@@ -311,6 +327,9 @@ class CellRecord(Record):
     executor: str
     job_id: str
     result: BootResult
+    # what recorded the boot's windows and holds: a TRACE value of
+    # plan/instruments.py, "" none (a clean boot beside a traced one)
+    instrument: str = ""
 
     def to_json(self):
         doc = super().to_json()

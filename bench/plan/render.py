@@ -13,7 +13,7 @@ import os
 import re
 import textwrap
 
-from . import calib, knobs, model, workloads
+from . import calib, instruments, knobs, model, workloads
 
 HEADER = "# Generated from bench/plan/ by bench/plan/render.py: do not edit.\n"
 HELP_WIDTH = 78
@@ -60,6 +60,9 @@ def knobs_mk():
     for k in knobs.KNOBS:
         if isinstance(k.allowed, knobs.Choice) and k.allowed.values_of:
             out.append("%s_VALUES := %s\n" % (k.name, " ".join(k.allowed.words(values))))
+    # the instruments in the guest, through which CALIB's windows are read
+    out.append("GUEST_TRACES := %s\n" % " ".join(i.name for i in instruments.INSTRUMENTS
+                                                 if i.guest))
     out.append("\n.PHONY: help-knobs\nhelp-knobs:\n")
     out.append("\n".join(_help(k, values) for k in knobs.KNOBS if k.scope != knobs.GUEST))
     return "".join(out) + "\n"

@@ -32,11 +32,22 @@ STUBS = {
         echo '{"package": "linux-source-'"$2"'", "version": "6.1.0-1"}' > "$d/package.json"
         echo "$d/package.json"
         """),
+    # plugin: the plugin; offsets OBJ OUT: OUT/consts.txt, offsets.log the
+    # object folders
+    "plugin/build.sh": textwrap.dedent("""\
+        case $1 in
+        plugin) mkdir -p "$BUILD_DIR/plugin"; echo so > "$BUILD_DIR/plugin/mmlat_plugin.so"
+            echo "$BUILD_DIR/plugin/mmlat_plugin.so" ;;
+        offsets) echo "$2" >> "$MMLAT_RESULTS/offsets.log"; echo "THREAD_SIZE 16384" > "$3/consts.txt"
+            echo "$3/consts.txt" ;;
+        esac
+        """),
     "guest/initramfs.sh":
         'case $1 in base) echo base > "$2" ;; module) echo module > "$3" ;; esac\n',
     # ACCEL=auto: the probe's verdict
     "bench/accel.sh": "echo tcg-icount\n",
-    # One line per boot in boots.log: the output dir and the guest job.
+    # One line per boot in boots.log: the output dir and the guest job, and
+    # the QEMU plugin's argument when the boot loads it.
     # STUB_FAIL: boots whose job contains it fail.
     # REPEAT=auto's rule (mmlat look): STUB_LOOKS' answer for the look
     # after round N (JSON, a list); looks.log: the rounds meta.json had.
@@ -57,7 +68,7 @@ STUBS = {
         """),
     "bench/qemu.sh": textwrap.dedent("""\
         out=$1 job=$4
-        echo "${out#$MMLAT_RESULTS/} $job" >> "$MMLAT_RESULTS/boots.log"
+        echo "${out#$MMLAT_RESULTS/} $job${5:+ plugin=$5}" >> "$MMLAT_RESULTS/boots.log"
         mkdir -p "$out/guest"
         echo "$job" > "$out/console.log"
         printf '%%s\\n' "${STUB_QEMU:-qemu-stub}" > "$out/qemu.cmdline"

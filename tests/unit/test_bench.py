@@ -302,6 +302,8 @@ def orchestrator_line(target, *args):
     ((), "preempt/irq/spin/ptl/ptl_nested:10/100/1000/5000"),
     (("CALIB=",), ""),
     (("TRACE=none",), ""),
+    (("TRACE=plugin",), ""),
+    (("TRACE=max",), "preempt/irq/spin/ptl/ptl_nested:10/100/1000/5000"),
     (("CALIB=irq:50/500",), "irq:50/500"),
 ])
 def test_make_bench_calibrates_in_its_own_boot_then_checks_before_the_report(args, calib):
@@ -709,3 +711,50 @@ def test_meta_names_the_mmlat_commit_and_uncommitted_changes(tmp_path, monkeypat
     assert records.mmlat_commit() == head
     (tmp_path / "Makefile").write_text("all:\n\ttrue\n")
     assert records.mmlat_commit() == head + "-dirty"
+
+
+# TRACE=plugin: one boot per repeat, the clean boot, which QEMU loads the
+# plugin into; its cell.json says the plugin recorded its windows.
+def test_matrix_trace_plugin_boots_each_repeat_once_with_the_plugin(matrix, tmp_path):
+    run_matrix, run = matrix
+    proc, boots = run_matrix(TRACE="plugin", CALIB="", ICOUNT_SHIFT="4")
+    assert proc.returncode == 0, proc.stderr
+    assert len(boots) == 8 and all("/clean/" in line and "mmlat.trace=none" in line
+                                   for line in boots)
+    meta = json.loads((run / "meta.json").read_text())
+    # the icount QEMU, the one the plugin is built for
+    assert meta["boots"] == ["clean"]
+    assert meta["qemu_binary"] == str(tmp_path / "build/qemu-bpo/usr/bin/qemu-system-x86_64")
+    for line in boots:
+        variant = line.split("/")[2]
+        plugin = dict(kv.split("=", 1) for kv in line.split(" plugin=", 1)[1].split(",")[1:])
+        assert plugin["shift"] == "4" and plugin["mark"] == "rb_simple_write"
+        assert plugin["classes"] == str(tmp_path / "root/guest/classes.txt")
+        kdir = os.path.dirname(plugin["map"])
+        assert kdir.endswith("kernel-" + variant) and plugin["consts"] == kdir + "/consts.txt"
+    assert (run.parent / "offsets.log").read_text().split() == [
+        str(tmp_path / "build/trees" / v / "obj") for v in ("base", "patch")]
+    cells = [json.loads(p.read_text()) for p in run.glob("cells/*/*/clean/r*/cell.json")]
+    assert len(cells) == 8 and {c["instrument"] for c in cells} == {"plugin"}
+
+
+def test_matrix_records_the_instrument_of_traced_boots_only(matrix):
+    run_matrix, run = matrix
+    proc, _ = run_matrix(CALIB="")
+    assert proc.returncode == 0, proc.stderr
+    kinds = {p.parent.parent.name: json.loads(p.read_text())["instrument"]
+             for p in run.glob("cells/*/*/*/r*/cell.json")}
+    assert kinds == {"clean": "", "traced": "windows"}
+
+
+@pytest.mark.parametrize("env, message", [
+    ({"ACCEL": "kvm"}, "TRACE=plugin times windows in guest instructions: it needs "
+                       "ACCEL=tcg-icount, not kvm"),
+    ({"SMP": "2"}, "TRACE=plugin runs one vCPU"),
+    ({"CALIB": "preempt:200"}, "CALIB reads its windows through an instrument in the guest"),
+])
+def test_matrix_refuses_the_plugin_where_it_cannot_run_before_any_build(matrix, env, message):
+    run_matrix, run = matrix
+    proc, boots = run_matrix(**dict({"TRACE": "plugin", "CALIB": ""}, **env))
+    assert proc.returncode != 0 and message in proc.stderr, proc.stderr
+    assert boots == [] and not run.exists()

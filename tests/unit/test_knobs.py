@@ -21,7 +21,7 @@ def tree(path):
 
 BAD_KNOBS = [
     ({"TRACE": "window"}, "TRACE='window' is not allowed: TRACE takes one of: windows max full "
-     "none"),
+     "plugin none"),
     ({"ACCEL": "bogus"}, "ACCEL='bogus' is not allowed: ACCEL takes one of: auto kvm tcg-icount "
      "tcg-mt"),
     ({"DURATION": "abc"}, "DURATION='abc' is not allowed: DURATION takes an integer in 1..3600"),
@@ -174,7 +174,7 @@ def test_make_help_shows_each_knob_its_value_and_what_it_takes():
         if "{NOW}" not in k.default:
             assert "%s=%s" % (k.name, shown) in text, k.name
         assert " ".join(k.help.split()[:3]) in text, k.name
-    assert "TRACE=windows (one of: windows max full none)" in text
+    assert "TRACE=windows (one of: windows max full plugin none)" in text
     assert "TREE=6.1 (one of: 6.1 6.12 7.2 7.3)" in text
     assert "DURATION=5 (an integer in 1..3600)" in text
     assert "TRACE=none (one of:" in " ".join(make_help("TRACE=none").split())

@@ -41,7 +41,7 @@ def test_runner_takes_its_defaults_from_the_registry(tmp_path):
 
 @pytest.mark.parametrize("cmdline, message", [
     ("mmlat.workload=munmap mmlat.trace=bogus",
-     "job key trace='bogus' is not allowed: one of windows max full none"),
+     "job key trace='bogus' is not allowed: one of windows max full plugin none"),
     ("mmlat.workload=bogus", "job key workload='bogus' is not allowed: one of munmap exit"),
     ("mmlat.workload=idle mmlat.duration=abc",
      "job key duration='abc' is not allowed: an integer in 1..3600"),
