@@ -69,6 +69,10 @@ def check_lava(values):
         raise Refused("EXECUTOR=%s runs its QEMU jobs under tcg-icount, not ACCEL=%s: a kvm or "
                       "tcg-mt guest keeps the worker's time, which a lab shares between jobs"
                       % (executor, values["ACCEL"]))
+    if instruments.of(values["TRACE"]).qemu_plugin:
+        raise Refused("EXECUTOR=%s: TRACE=%s loads a QEMU plugin, which a LAVA job's QEMU does "
+                      "not; TRACE=windows is the instrument inside the guest"
+                      % (executor, values["TRACE"]))
     if executor == "lava-local" and (not shutil.which("lava-run") or os.geteuid() != 0):
         raise Refused("EXECUTOR=lava-local runs lava-run (Debian's lava-dispatcher) as root")
     if executor == "lava":

@@ -23,6 +23,7 @@ from orchestrator.executor import BootJob
 from orchestrator.lava import executor
 from orchestrator.machine import Machine
 from orchestrator.paths import Run
+from orchestrator.say import Refused
 from orchestrator.scheduler import MAX_ATTEMPTS, Scheduler
 from plan import knobs
 from plan.model import Boot, Cell, CellRecord, GuestJob, JobRecord, read, write
@@ -342,3 +343,13 @@ def test_server_errors_name_the_server_not_the_token(tmp_path, monkeypatch, caps
     assert "s3cret" not in str(e.value)
     exe.cancel("1")     # named, not raised: a stopped run cancels the rest
     assert "job 1 remains on the server: http://127.0.0.1:9/RPC2" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("values, message", [
+    ({"ACCEL": "kvm"}, "EXECUTOR=lava-local runs its QEMU jobs under tcg-icount, not ACCEL=kvm"),
+    ({"TRACE": "plugin"}, "TRACE=plugin loads a QEMU plugin, which a LAVA job's QEMU does not"),
+])
+def test_the_entry_refuses_what_a_lava_job_cannot_run(values, message):
+    from orchestrator import entry
+    with pytest.raises(Refused, match=message):
+        entry.check_lava(dict(knobs.read({}), EXECUTOR="lava-local", **values))
