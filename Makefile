@@ -33,7 +33,7 @@ ORCHESTRATOR = PYTHONPATH=analysis:bench $(PYTHON) -m orchestrator
 calibration_check = $(ANALYSIS) calibrate "$(1)" || true
 
 .PHONY: help deps bench kernels guest report compare posting calibrate check-kernels test \
-	test-unit test-integration lint reproduce clean distclean
+	test-unit test-integration test-lava-server lint reproduce clean distclean
 
 help:
 	@echo 'mmlat — compare scheduling latency and preempt-off windows of two kernels'
@@ -67,6 +67,8 @@ help:
 	@echo '                 rerun its boots; say per value identical or different, and'
 	@echo '                 which inputs (images, QEMU, package versions) differ'
 	@echo '  make lint       flake8 on the Python, shellcheck on the shell'
+	@echo '  make test-lava-server  EXECUTOR=lava end to end, against a LAVA server'
+	@echo '                 started on this machine (lava/server.sh)'
 	@echo '  make deps       check/install the Debian packages'
 	@echo '  make clean      remove kernels, guest images and objects (keeps tree, ccache, results)'
 	@echo '  make distclean  also remove the unpacked and exported trees and ccache'
@@ -122,7 +124,7 @@ posting:
 
 # The Python (flake8, with pyproject.toml's settings) and the shell that
 # remains (shellcheck, with .shellcheckrc's).
-PYTHON_SOURCES = analysis bench tests workloads conftest.py $(wildcard lava)
+PYTHON_SOURCES = analysis bench tests workloads conftest.py
 SHELL_SOURCES = $(wildcard bench/*.sh guest/*.sh lava/*.sh plugin/*.sh) .ci/run
 lint:
 	@$(PYTHON) -m flake8 --config pyproject.toml $(PYTHON_SOURCES)
@@ -136,6 +138,12 @@ test-unit:
 
 test-integration:
 	@PYTHONPATH=analysis:bench $(PYTHON) -m pytest -q tests/integration
+
+# EXECUTOR=lava end to end against a LAVA server started on this machine
+# (lava/server.sh up; down again afterwards if it was not running): two
+# minutes and more, outside make test.
+test-lava-server:
+	@PYTHONPATH=analysis:bench $(PYTHON) -m pytest -q tests/lava-server
 
 reproduce: deps
 	@PYTHONPATH=analysis:bench $(PYTHON) bench/reproduce.py

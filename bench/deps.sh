@@ -6,10 +6,15 @@ set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
+# The LAVA executors and their tests: lava-dispatcher (lava-run), lava-server
+# (the device-type templates lava-run's device is rendered from, and the
+# server of make test-lava-server), lavacli; tftpd-hpa and telnet are what
+# lava-run --validate looks for in the bare-metal x86 job.
 PACKAGES="build-essential bc bison flex libelf-dev libssl-dev
 cpio dwarves kmod rsync xz-utils ccache qemu-system-x86 rt-tests stress-ng
 busybox-static python3-matplotlib python3-numpy python3-pytest python3-flake8 shellcheck
-pkg-config libglib2.0-dev"
+pkg-config libglib2.0-dev
+lava-dispatcher lavacli lava-server tftpd-hpa telnet"
 
 missing=()
 for p in $PACKAGES; do

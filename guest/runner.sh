@@ -8,7 +8,9 @@
 # or probe), params (a driver's parameters, KEY=VALUE[,KEY=VALUE...], each
 # passed as the option -KEY VALUE after the runner's own; the host checks
 # them; absent for a plain workload), seed (the repeat index: see
-# seed_offset), calib (the windows to inject, see calib_windows), and the
+# seed_offset), calib (the windows to inject, see calib_windows), results
+# (host: the host's own channel, see ship; console: a checked block on the
+# serial console, for hosts that keep only the console, LAVA's), and the
 # knobs' keys (KNOB_KEYS: duration, size_mib, trace), whose defaults and
 # allowed values knobs.conf gives; a value it does not allow fails the
 # boot, naming the key, the value and what is allowed.
@@ -106,7 +108,7 @@ job_int() {
 }
 
 read_job() {
-	workload=idle params='' seed=1 calib=''
+	workload=idle params='' seed=1 calib='' results=host
 	duration=$(knob DURATION_DEFAULT) size_mib=$(knob SIZE_MIB_DEFAULT) trace=$(knob TRACE_DEFAULT)
 	# shellcheck disable=SC2013 # the command line is words
 	for arg in $(cat "$CMDLINE"); do
@@ -134,6 +136,8 @@ read_job() {
 		fi
 	done
 	job_int seed "$seed" "0 999999999"
+	job_one_of results "$results" "host console"
+	[ "$results" = host ] || SHIP=$results
 	# the workload's row: NAME KIND NEEDS [STRESS-NG ARGUMENTS]
 	kind=probe needs=- recipe=
 	[ "$workload" = probe ] || read -r _ kind needs recipe <<-ROW
@@ -150,12 +154,16 @@ upper() { echo "$1" | tr '[:lower:]' '[:upper:]'; }
 #   which bench/qemu.sh reads after the VM has ended. Memory, not I/O:
 #   nothing of it completes at a host-timed point of guest time, so
 #   icount boots stay byte-identical.
+# - console: as a checked block on the console (guest/console-results.sh),
+#   for hosts that keep only the serial log (LAVA's); the job's
+#   results=console.
 ship() {
 	case $SHIP in
 	memory)
 		if ! tar -cf /tmp/results.tar -C "$OUT" . || ! mmlat-ship < /tmp/results.tar > /dev/null; then
 			say "FAIL: could not ship the results to memory"
 		fi ;;
+	console) mmlat-console-results "$OUT" || say "FAIL: could not print the results on the console" ;;
 	esac
 }
 

@@ -298,13 +298,18 @@ class Workload:
 
 @dataclass
 class Boot:
-    """A boot of the run and how it ended; cause: why it failed."""
+    """A boot of the run and how it ended; cause: why it failed; what ran
+    it (cell.json): the executor, its job id and the device (a host, or a
+    LAVA device)."""
     variant: str
     workload: str
     boot: str
     repeat: int
     status: str
     cause: str | None
+    executor: str = "local"
+    job_id: str = ""
+    device: str = ""
 
 
 @dataclass

@@ -195,8 +195,33 @@ def header(summary):
         fmt.accel_text(run) if run.accel else None, run.duration_s, run.repeat))
     lines.append("boots per cell: %s (TRACE=%s)" % (" + ".join(run.boots), run.trace))
     lines += wrap("figures: " + fmt.sources_text(summary))
+    lines += executor_lines(summary)
     lines += calibration_lines(summary.calibration)
     return [line[:WIDTH] for line in lines]
+
+
+def executor_lines(summary):
+    """What ran the compared boots (cell.json): the executor, the devices
+    of each side and, for jobs of a LAVA executor, their ids' range; a
+    warning when the sides ran on different devices."""
+    sides = (summary.baseline, summary.patched)
+    boots = [b for b in summary.boots if b.variant in sides]
+    if not boots:
+        return []
+    devices = {v: sorted({b.device for b in boots if b.variant == v and b.device}) for v in sides}
+    line = "executor: %s" % ", ".join(sorted({b.executor for b in boots}))
+    if any(devices.values()):
+        same = devices[sides[0]] == devices[sides[1]]
+        line += "   devices: %s" % (", ".join(devices[sides[0]]) if same else "; ".join(
+            "%s %s" % (v, ", ".join(devices[v]) or "-") for v in sides))
+    lines = [line]
+    jobs = sorted((b.job_id for b in boots if b.executor != "local" and b.job_id),
+                  key=lambda j: (len(j), j))
+    if jobs:
+        lines.append("jobs: %d, %s .. %s" % (len(jobs), jobs[0], jobs[-1]))
+    if any(devices.values()) and devices[sides[0]] != devices[sides[1]]:
+        lines.append("WARNING: %s and %s ran on different devices" % sides)
+    return lines
 
 
 def failed_boot_lines(summary):

@@ -286,7 +286,9 @@ def build(run, baseline=None, patched=None, n_resamples=2000, conf=0.95, seed=1)
         baseline=baseline, patched=patched, aa_mode=aa, figure_boot=figure_boot,
         kernels=kernels(run, compared),
         boots=[model.Boot(variant=c["variant"], workload=c["workload"], boot=c["boot"],
-                          repeat=c["repeat"], status=c["status"], cause=c["cause"])
+                          repeat=c["repeat"], status=c["status"], cause=c["cause"],
+                          executor=c["meta"]["executor"], job_id=c["meta"]["job_id"],
+                          device=c["meta"].get("device", ""))
                for c in run["cells"]],
         calibration=calibration(run, compared),
         config_diff=None if aa else config_diff(run["dir"], compared),

@@ -2,6 +2,7 @@ import glob
 import json
 import os
 import re
+import types
 
 import pytest
 
@@ -703,3 +704,22 @@ def test_a_boot_recorded_before_cell_json_named_its_instrument_reads_the_runs_tr
         ("clean", ""), ("traced", "windows")}
     assert all(c["windows"]["preemptoff"]["present"] for c in run["cells"]
                if c["boot"] == "traced" and c["status"] == "ok")
+
+
+def test_the_header_names_the_executor_the_devices_and_the_jobs():
+    def summary(boots):
+        return types.SimpleNamespace(baseline="base", patched="new", boots=boots)
+
+    def lava(devices):
+        return [model.Boot(v, "munmap", "clean", r, "ok", "", executor="lava",
+                           job_id=str(10 * i + r), device=d)
+                for i, (v, d) in enumerate(devices) for r in (1, 2)]
+    same = summary(lava([("base", "qemu01"), ("new", "qemu01")]))
+    assert render_text.executor_lines(same) == ["executor: lava   devices: qemu01",
+                                                "jobs: 4, 1 .. 12"]
+    apart = render_text.executor_lines(summary(lava([("base", "qemu01"), ("new", "qemu02")])))
+    assert apart[0] == "executor: lava   devices: base qemu01; new qemu02"
+    assert apart[-1] == "WARNING: base and new ran on different devices"
+    local = summary([model.Boot("base", "idle", "clean", 1, "ok", ""),
+                     model.Boot("new", "idle", "clean", 1, "ok", "")])
+    assert render_text.executor_lines(local) == ["executor: local"]

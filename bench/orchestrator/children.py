@@ -3,6 +3,7 @@ in sessions of their own. Each gets SIGTERM if the orchestrator dies
 (setpriv's parent-death signal: SIGKILL leaves no handler to stop them),
 and each inherits the run's lock, which is held while any of them lives."""
 import os
+import select
 import signal
 import subprocess
 
@@ -52,6 +53,36 @@ def session(cmd, **kw):
     """Start cmd in a session of its own (a terminal's signals do not reach
     it; stop_session() stops all of it)."""
     return subprocess.Popen(_command(cmd), pass_fds=_fds, start_new_session=True, **kw)
+
+
+class Sessions:
+    """An executor's guests, each a session (session()) by its job id,
+    with a pidfd to wait on."""
+
+    def __init__(self):
+        self.procs, self.pidfds = {}, {}
+
+    def add(self, job_id, proc):
+        self.procs[job_id] = proc
+        self.pidfds[job_id] = os.pidfd_open(proc.pid)
+
+    def get(self, job_id):
+        return self.procs.get(job_id)
+
+    def wait(self, job_ids, timeout):
+        """Up to timeout seconds, or until one of job_ids' sessions ends."""
+        fds = [self.pidfds[j] for j in job_ids if j in self.pidfds]
+        if fds:
+            select.select(fds, [], [], timeout)
+
+    def forget(self, job_id):
+        """The ended (or stopped) session of job_id, reaped."""
+        proc = self.procs.pop(job_id, None)
+        if proc is not None:
+            proc.wait()
+        fd = self.pidfds.pop(job_id, None)
+        if fd is not None:
+            os.close(fd)
 
 
 def stop_session(proc):

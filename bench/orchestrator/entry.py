@@ -3,6 +3,7 @@ written or built. A bad value stops the run in well under a second,
 naming the knob, the value and what it allows (as cyclictest checks all
 its options before it starts)."""
 import os
+import shutil
 from dataclasses import dataclass
 
 from plan import calib, instruments, knobs, versions, workloads
@@ -56,6 +57,28 @@ def check_knobs(values):
         _, why = qemu.icount_qemu(values["SMP"] or 1)
         if why:
             raise Refused("SMP=%s with ACCEL=tcg-icount: %s" % (values["SMP"] or 1, why))
+    if values["EXECUTOR"] != "local":
+        check_lava(values)
+
+
+def check_lava(values):
+    """A LAVA executor's QEMU jobs run under icount only (a kvm or tcg-mt
+    guest keeps the worker's time, which a lab shares between jobs)."""
+    executor = values["EXECUTOR"]
+    if values["LAVA_DEVICE_TYPE"] == "qemu" and values["ACCEL"] not in ("auto", "tcg-icount"):
+        raise Refused("EXECUTOR=%s runs its QEMU jobs under tcg-icount, not ACCEL=%s: a kvm or "
+                      "tcg-mt guest keeps the worker's time, which a lab shares between jobs"
+                      % (executor, values["ACCEL"]))
+    if instruments.of(values["TRACE"]).qemu_plugin:
+        raise Refused("EXECUTOR=%s: TRACE=%s loads a QEMU plugin, which a LAVA job's QEMU does "
+                      "not; TRACE=windows is the instrument inside the guest"
+                      % (executor, values["TRACE"]))
+    if executor == "lava-local" and (not shutil.which("lava-run") or os.geteuid() != 0):
+        raise Refused("EXECUTOR=lava-local runs lava-run (Debian's lava-dispatcher) as root")
+    if executor == "lava":
+        from .lava.executor import Server
+        server = Server(values["LAVA_IDENTITY"])
+        server.call("its version", "system.version")
 
 
 def resolve_variants(values):

@@ -17,7 +17,8 @@ that started it) says LOST, and the boot is submitted again.
     cancel(job_id)                        stop it, or take it off a queue
 
 Executors are EXECUTOR's values (plan/knobs.py): local (bench/qemu.sh,
-orchestrator/local.py)."""
+orchestrator/local.py), lava-local and lava (a LAVA job a boot,
+orchestrator/lava/)."""
 from dataclasses import dataclass
 
 from plan.model import Boot, GuestJob
@@ -78,8 +79,10 @@ class Executor:
         raise NotImplementedError
 
 
-def make(name, run_dir):
-    """The executor EXECUTOR names."""
+def make(name, run_dir, values):
+    """The executor EXECUTOR names, for the run in run_dir; values: every
+    knob's (a LAVA executor's device type, tags and identity)."""
+    from .lava.executor import LavaLocalExecutor, LavaServerExecutor
     from .local import LocalExecutor
-    executors = {LocalExecutor.name: LocalExecutor}
-    return executors[name](run_dir)
+    executors = {e.name: e for e in (LocalExecutor, LavaLocalExecutor, LavaServerExecutor)}
+    return executors[name](run_dir, values)

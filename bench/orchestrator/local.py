@@ -7,7 +7,7 @@ cause in boot.json), 2 the host could not keep its results (a full disk),
 143 stopped by a signal."""
 import json
 import os
-import select
+import socket
 
 from plan import knobs
 from plan.model import BootResult
@@ -21,9 +21,8 @@ QEMU_SH = os.path.join(knobs.ROOT, "bench/qemu.sh")
 class LocalExecutor(Executor):
     name = "local"
 
-    def __init__(self, run_dir):
-        self.procs = {}         # job id -> Popen
-        self.pidfds = {}        # job id -> its pidfd
+    def __init__(self, run_dir, values):
+        self.sessions = children.Sessions()
         self.staging = {}       # job id -> the boot's staging folder
 
     def submit(self, job):
@@ -34,13 +33,12 @@ class LocalExecutor(Executor):
         proc = children.session(["bash", QEMU_SH, *args, *([job.plugin] if job.plugin else [])],
                                 env=env)
         job_id = "local-%d" % proc.pid
-        self.procs[job_id] = proc
-        self.pidfds[job_id] = os.pidfd_open(proc.pid)
+        self.sessions.add(job_id, proc)
         self.staging[job_id] = job.staging
         return job_id
 
     def poll(self, job_id):
-        proc = self.procs.get(job_id)
+        proc = self.sessions.get(job_id)
         if proc is None:
             return JobStatus(LOST, "no local guest of this run has it (it ended with the run "
                              "that started it)")
@@ -57,27 +55,21 @@ class LocalExecutor(Executor):
             doc = json.load(f)
         with open(os.path.join(dest, "qemu.cmdline")) as f:
             doc["qemu_cmdline"] = f.read().rstrip("\n")
+        doc["device"] = socket.gethostname()
         os.remove(os.path.join(dest, "boot.json"))
         os.remove(os.path.join(dest, "qemu.cmdline"))
         return BootResult.from_json(doc)
 
     def cancel(self, job_id):
-        proc = self.procs.get(job_id)
+        proc = self.sessions.get(job_id)
         if proc is not None:
             children.stop_session(proc)
             proc.wait()
             self._forget(job_id)
 
     def wait(self, job_ids, timeout):
-        fds = [self.pidfds[j] for j in job_ids if j in self.pidfds]
-        if fds:
-            select.select(fds, [], [], timeout)
+        self.sessions.wait(job_ids, timeout)
 
     def _forget(self, job_id):
-        proc = self.procs.pop(job_id, None)
-        if proc is not None:
-            proc.wait()
-        fd = self.pidfds.pop(job_id, None)
-        if fd is not None:
-            os.close(fd)
+        self.sessions.forget(job_id)
         self.staging.pop(job_id, None)

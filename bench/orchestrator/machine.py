@@ -26,6 +26,9 @@ class Machine:
 def accelerator(values, kernel, initrd):
     if values["ACCEL"] != "auto":
         return values["ACCEL"]
+    if values["EXECUTOR"] != "local":
+        # a LAVA executor's QEMU jobs (entry.check_lava)
+        return "tcg-icount"
     return output(["bash", ACCEL_SH, os.path.dirname(kernel), initrd]).strip()
 
 
@@ -66,7 +69,8 @@ def resolve(values, kernel, initrd, plugin=False):
     if plugin and (accel != "tcg-icount" or smp != 1):
         raise Refused("TRACE=%s: the plugin runs under tcg-icount with one vCPU, not %s "
                       "with %d" % (values["TRACE"], accel, smp))
-    if accel == "tcg-icount":
+    # a LAVA server's jobs run its devices' QEMU, named in each boot's record
+    if accel == "tcg-icount" and values["EXECUTOR"] != "lava":
         binary, why = qemu.icount_qemu(smp)
         if why:
             raise Refused("SMP=%d with ACCEL=tcg-icount: %s" % (smp, why))

@@ -11,15 +11,23 @@ ICOUNT_SCRIPT = knobs.ROOT + "/bench/icount-qemu.sh"
 SYSTEM = "qemu-system-x86_64"
 
 
-def icount_qemu(smp):
-    """(binary, None) of the QEMU of icount boots with smp vCPUs, or (None,
-    why)."""
+def icount_command(smp):
+    """(command, None) of the QEMU of icount boots with smp vCPUs, its
+    binary and then its own options (the pinned build's -L folders), or
+    (None, why)."""
     proc = subprocess.run(["bash", ICOUNT_SCRIPT, "check", str(smp)], capture_output=True,
                           text=True)
     if proc.returncode != 0:
         why = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "no QEMU"
         return None, why.removeprefix("mmlat: error: ")
-    return proc.stdout.split()[0], None
+    return proc.stdout.rsplit(" (QEMU ", 1)[0].split(), None
+
+
+def icount_qemu(smp):
+    """(binary, None) of the QEMU of icount boots with smp vCPUs, or (None,
+    why)."""
+    command, why = icount_command(smp)
+    return (command[0] if command else None), why
 
 
 def provision():

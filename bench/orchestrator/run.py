@@ -68,8 +68,10 @@ def run(values):
         locks.run_lock(run_paths.lock, e.plan.run_id)
         build_lock = locks.build_lock(build.lock, e.plan.run_id)
         guarded(["bash", DEPS])
-        # the pinned icount QEMU, unless ICOUNT_QEMU names another
-        if values["ACCEL"] in ("tcg-icount", "auto") and not values["ICOUNT_QEMU"]:
+        # the pinned icount QEMU, unless ICOUNT_QEMU names another (a LAVA
+        # server's jobs run its devices' QEMU)
+        if values["EXECUTOR"] != "lava" and values["ACCEL"] in ("tcg-icount", "auto") \
+                and not values["ICOUNT_QEMU"]:
             qemu.provision()
         configs, shas = build_stage(e, build)
         names = e.plan.variant_names
@@ -102,7 +104,7 @@ def run(values):
             % (mach.accel, mach.smp, e.plan.duration_s, " ".join(e.plan.boots), mach.jobs,
                shown(run_paths.dir)))
         boots_t0 = time.monotonic()
-        sched = Scheduler(run_paths, e.plan, executor.make(e.plan.executor, run_paths.dir),
+        sched = Scheduler(run_paths, e.plan, executor.make(e.plan.executor, run_paths.dir, values),
                           mach, imgs, values, {n: (configs[n][1], shas[n]) for n in names})
         ran, total = rounds.run_rounds(sched, meta, run_paths, values)
         if sched.host_fault:

@@ -136,7 +136,12 @@ class Scheduler:
                 qemu_binary="", qemu="", qemu_cmdline="")
         else:
             result = None
-        if result is None or (result.status != "ok" and self.free() < self.free_needed):
+        if result is None:
+            # FAILED, not to retry: the executor's host is at fault
+            shutil.rmtree(staging, ignore_errors=True)
+            self.host_fault = self.host_fault or "boot %s: %s" % (boot.path, status.cause)
+            return None
+        if result.status != "ok" and self.free() < self.free_needed:
             shutil.rmtree(staging, ignore_errors=True)
             self.host_fault = self.host_fault or "boot %s could not be kept (%d MiB free under " \
                 "%s)" % (boot.path, self.free(), self.results_dir)

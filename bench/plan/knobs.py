@@ -178,8 +178,20 @@ KNOBS = (
     Knob("JOBS", "auto", Integer(1, 64, words=("auto",)), HOST,
          "guests booted at once; auto: one per core under tcg-icount as memory allows, else 1",
          run=True),
-    Knob("EXECUTOR", "local", Choice(("local",)), HOST,
-         "what boots the guests: local, bench/qemu.sh on this machine", run=True),
+    Knob("EXECUTOR", "local", Choice(("local", "lava-local", "lava")), HOST,
+         "what boots the guests: local, bench/qemu.sh on this machine; lava-local, a LAVA job "
+         "a boot through lava-run on this machine; lava, a LAVA job a boot on a server "
+         "(lavacli identity LAVA_IDENTITY)", run=True),
+    Knob("LAVA_DEVICE_TYPE", "qemu", Pattern(r"[A-Za-z0-9][A-Za-z0-9_.-]*", "a device type's name"),
+         HOST, "EXECUTOR=lava-local and lava: the device type of every job (qemu: a QEMU job; "
+         "another: a bare-metal x86 job, tftp and ipxe)", run=True),
+    Knob("LAVA_TAGS", "", Pattern(r"([A-Za-z0-9][A-Za-z0-9_.:+-]*( |$))*",
+                                  "device tags, separated by spaces"), HOST,
+         "EXECUTOR=lava-local and lava: the tags every job carries, so that both variants run on one device "
+         "(a tag only it has) or one kind of device", run=True),
+    Knob("LAVA_IDENTITY", "mmlat-local", ANY, HOST,
+         "EXECUTOR=lava: the lavacli identity (~/.config/lavacli.yaml) jobs are submitted as "
+         "(lava/server.sh's user: mmlat-local)", run=True),
     Knob("ICOUNT_SHIFT", "3", Integer(0, 10), HOST,
          "tcg-icount: 2^ICOUNT_SHIFT ns of guest time per instruction", run=True),
     Knob("GUEST_MEM_MIB", "1024", Integer(256, 65536), HOST, "each guest's memory", run=True),
@@ -242,12 +254,9 @@ KNOBS = (
          "its HTTP port; the publisher takes the next, its event socket the one after",
          make=False),
     Knob("LAVA_PG_PORT", "5433", Integer(1024, 65535), HOST, "its PostgreSQL port", make=False),
-    Knob("LAVA_IDENTITY", "mmlat-local", ANY, HOST,
-         "the lavacli identity (~/.config/lavacli.yaml) of its user", make=False),
+
     Knob("LAVA_QEMU_DEVICES", "", Text("empty or a count"), HOST,
          "QEMU devices on its worker; empty: one per core", make=False),
-    Knob("LAVA_TEST_INITRD", "", PATH, HOST,
-         "the LAVA tests' initramfs; empty: guest/initramfs.sh's", make=False),
     # Test hooks: the project's own files, replaced by a test's.
     Knob("VARIANTS_CONF", "{ROOT}/bench/variants.conf", PATH, HOST,
          "the variants' names", make=False),

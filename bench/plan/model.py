@@ -222,22 +222,26 @@ class Plan(Record):
 class GuestJob(Record):
     """The guest runner's job, one mmlat.KEY=VALUE a key on the kernel
     command line (an empty value is left out): the workload and its
-    parameters, the guest knobs' job keys (plan/knobs.py), the seed and
-    the calibration windows. KEYS are the job keys the runner allows
-    (guest/runner.sh)."""
+    parameters, the guest knobs' job keys (plan/knobs.py), the seed, the
+    calibration windows, and where the runner ships its results (empty:
+    the host's own channel; console: a checked block on the serial
+    console, for executors that keep only the console, orchestrator/lava/). KEYS
+    are the job keys the runner allows (guest/runner.sh)."""
     workload: str               # a workload's name, or probe (bench/accel.sh)
     params: str                 # its parameters, KEY=VALUE,...
     knobs: dict[str, str]       # job key -> value, the registry's order
     seed: int                   # the repeat N
     calib: str                  # the windows, calib.guest_form
+    results: str = ""           # "" or console
 
     def cmdline(self):
         pairs = [("workload", self.workload), ("params", self.params), *self.knobs.items(),
-                 ("seed", self.seed), ("calib", self.calib)]
+                 ("seed", self.seed), ("calib", self.calib), ("results", self.results)]
         return " ".join("mmlat.%s=%s" % kv for kv in pairs if kv[1] != "")
 
 
-KEYS = ("workload", "params", *(k.job_key for k in knobs.KNOBS if k.job_key), "seed", "calib")
+KEYS = ("workload", "params", *(k.job_key for k in knobs.KNOBS if k.job_key), "seed", "calib",
+        "results")
 
 
 @dataclass(frozen=True)
@@ -309,6 +313,7 @@ class BootResult(Record):
     qemu_binary: str
     qemu: str
     qemu_cmdline: str
+    device: str = ""            # what it ran on: the host, or the LAVA device
 
 
 @dataclass

@@ -1,6 +1,7 @@
 """The boot matrix with every leaf that needs a kernel or QEMU replaced by a
 stub: the orchestrator (bench/orchestrator, bench/plan) runs unchanged
 from a copy of the project's root whose leaves are stubs."""
+import shutil
 import subprocess
 import textwrap
 
@@ -149,3 +150,22 @@ def matrix(tmp_path, terminal_job):
                                 start_new_session=True, preexec_fn=terminal_job)
     run_matrix.start = start
     return run_matrix, results / "t"
+
+
+GUEST_APPLETS = ("sh", "tar", "bzip2", "wc", "sha256sum", "base64", "mktemp", "rm", "cut")
+
+
+@pytest.fixture
+def guest_path(tmp_path):
+    """A PATH of the guest's busybox applets, as the initramfs has them,
+    and the file where the script's console loglevel changes are
+    recorded instead of made (busybox's shell runs its own dmesg applet
+    whatever PATH says, which would set this machine's loglevel)."""
+    busybox = shutil.which("busybox")
+    if busybox is None:
+        pytest.skip("busybox (busybox-static, what the guest image is built from) is not installed")
+    bindir = tmp_path / "guest-bin"
+    bindir.mkdir()
+    for applet in GUEST_APPLETS:
+        (bindir / applet).symlink_to(busybox)
+    return bindir, tmp_path / "console-level.calls"

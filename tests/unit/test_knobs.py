@@ -48,7 +48,7 @@ BAD_KNOBS = [
     ({"JOBS": "two"}, "JOBS='two' is not allowed: JOBS takes auto or an integer in 1..64"),
     ({"RUN_ID": "../x"}, "RUN_ID='../x' is not allowed"),
     ({"FLAVOR": "fast"}, "FLAVOR='fast' is not allowed: FLAVOR takes one of: bench check hw"),
-    ({"EXECUTOR": "lava"}, "EXECUTOR='lava' is not allowed: EXECUTOR takes one of: local"),
+    ({"EXECUTOR": "slurm"}, "EXECUTOR='slurm' is not allowed: EXECUTOR takes one of: local lava-local lava"),
     ({"SIZE_MIB": "0"}, "SIZE_MIB='0' is not allowed: SIZE_MIB takes an integer in 1..1024"),
     ({"CELL_TIMEOUT": "-1"}, "CELL_TIMEOUT='-1' is not allowed: CELL_TIMEOUT takes an integer "
      "in 1..86400"),

@@ -9,8 +9,9 @@ from pathlib import Path
 import yaml
 from jinja2 import FileSystemLoader, TemplateError
 from jinja2.sandbox import SandboxedEnvironment
+from plan import knobs
 
-DEVICES_DIR = Path(__file__).resolve().parent.parent / "devices"
+DEVICES_DIR = Path(knobs.ROOT) / "lava/devices"
 # Where lava-server keeps device-type templates: the admin's first, then
 # the packaged ones (lava_server/settings: DEVICE_TYPES_PATHS).
 DEVICE_TYPE_DIRS = (

@@ -1,13 +1,13 @@
 """The results block: printed by guest/console-results.sh under the guest's
-busybox, read back by mmlat_lava.console, also through LAVA's own log."""
+busybox, read back by orchestrator/lava/console.py, also through LAVA's own log."""
 import io
 import random
 import tarfile
 
 import pytest
 
-from conftest import lava_log, print_block
-from mmlat_lava import console, joblog
+from lava_helpers import lava_log, print_block
+from orchestrator.lava import console, joblog
 
 
 def make_results(root):

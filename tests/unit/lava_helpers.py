@@ -1,35 +1,11 @@
-"""The lava/ package on the path; helpers shared by its tests."""
+"""What the LAVA executors' tests share (orchestrator/lava/): a results
+block printed by guest/console-results.sh under the guest's busybox
+(conftest's guest_path), and job logs made by LAVA's own loggers."""
 import io
 import logging
 import os
-import shutil
 import subprocess
-import sys
-from pathlib import Path
-
-import pytest
-
-LAVA_DIR = Path(__file__).resolve().parents[1]
-MMLAT_ROOT = LAVA_DIR.parent
-sys.path.insert(0, str(LAVA_DIR))
-
-GUEST_APPLETS = ("sh", "tar", "bzip2", "wc", "sha256sum", "base64", "mktemp", "rm", "cut")
-
-
-@pytest.fixture
-def guest_path(tmp_path):
-    """A PATH of the guest's busybox applets, as the initramfs has them,
-    and the file where the script's console loglevel changes are
-    recorded instead of made (busybox's shell runs its own dmesg applet
-    whatever PATH says, which would set this machine's loglevel)."""
-    busybox = shutil.which("busybox")
-    if busybox is None:
-        pytest.skip("busybox (busybox-static, what the guest image is built from) is not installed")
-    bindir = tmp_path / "guest-bin"
-    bindir.mkdir()
-    for applet in GUEST_APPLETS:
-        (bindir / applet).symlink_to(busybox)
-    return bindir, tmp_path / "console-level.calls"
+from helpers import ROOT
 
 
 def print_block(guest_path, results_dir, console):
@@ -41,7 +17,7 @@ def print_block(guest_path, results_dir, console):
     script = ('. "$1"; shift; console_level() { echo "$*" >> "%s"; }; '
               'MMLAT_CONSOLE_RESULTS_LIB=0; main "$@"' % calls)
     return subprocess.run([str(bindir / "sh"), "-c", script, "sh",
-                           str(MMLAT_ROOT / "guest/console-results.sh"), str(results_dir), str(console)],
+                           str(ROOT / "guest/console-results.sh"), str(results_dir), str(console)],
                           env=env, capture_output=True, text=True)
 
 
