@@ -17,6 +17,19 @@ ORCHESTRATOR = ["/usr/bin/python3", "-m", "orchestrator", "run"]
 from mmlat import attribute, calibrate, load, parse, summarize  # noqa: E402
 from plan import calib  # noqa: E402
 
+
+def orchestrate(results, run_id, **knobs):
+    """The folder of run run_id, made in results with knobs as make bench
+    would (a failing run fails the test, its log's tail shown)."""
+    env = dict(os.environ, PYTHONPATH="analysis:bench", RESULTS_DIR=str(results),
+               RUN_ID=run_id, **knobs)
+    proc = subprocess.run(ORCHESTRATOR, cwd=ROOT, env=env, text=True, capture_output=True,
+                          timeout=3600)
+    sys.stderr.write(proc.stderr[-4000:])
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return Path(results) / run_id
+
+
 # A short calibration, every kind at three lengths (the unit tests use
 # others): make calibrate injects the full set, 10 us to 5 ms, 3 rounds.
 CALIB = calib.parse("preempt/irq/spin/ptl/ptl_nested:30/300/3000")

@@ -7,7 +7,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 
 import pytest
 import yaml
@@ -26,15 +25,10 @@ BOOT = "cells/%s/idle/clean/r1" % VARIANT
 
 def one_idle_boot(results, executor):
     """The run of one idle clean boot, seed 1, through executor."""
-    env = dict(os.environ, PYTHONPATH="analysis:bench", RESULTS_DIR=str(results),
-               RUN_ID=executor, EXECUTOR=executor, ACCEL="tcg-icount", VARIANTS=VARIANT,
-               BASELINE=VARIANT, PATCHED=VARIANT, WORKLOADS="idle", TRACE="none", CALIB="",
-               DURATION="2", REPEAT="1")
-    proc = subprocess.run(checks.ORCHESTRATOR, cwd=checks.ROOT, env=env, text=True,
-                          capture_output=True, timeout=3600)
-    sys.stderr.write(proc.stderr[-4000:])
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    return results / executor
+    return checks.orchestrate(results, executor, EXECUTOR=executor, ACCEL="tcg-icount",
+                              VARIANTS=VARIANT, BASELINE=VARIANT, PATCHED=VARIANT,
+                              WORKLOADS="idle", TRACE="none", CALIB="", DURATION="2",
+                              REPEAT="1")
 
 
 @pytest.fixture(scope="module")

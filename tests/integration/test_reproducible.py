@@ -8,9 +8,6 @@ images: run a boots seeds 1 and 2, run b seed 1 again, each a clean and a
 traced munmap boot."""
 import hashlib
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
@@ -18,15 +15,10 @@ import checks
 
 
 def run(results, run_id, repeat):
-    env = dict(os.environ, PYTHONPATH="analysis:bench", RESULTS_DIR=str(results),
-               RUN_ID=run_id, VARIANTS="mainline", TREE="6.1", WORKLOADS="munmap", SWEEP="",
-               STEPS="all", DURATION="3", REPEAT=str(repeat), TRACE="windows", CALIB="",
-               ACCEL="tcg-icount", SMP="1", ICOUNT_QEMU="")
-    proc = subprocess.run(checks.ORCHESTRATOR, cwd=checks.ROOT, env=env, text=True,
-                          capture_output=True, timeout=3600)
-    sys.stderr.write(proc.stderr[-3000:])
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    return results / run_id
+    return checks.orchestrate(results, run_id, VARIANTS="mainline", TREE="6.1",
+                              WORKLOADS="munmap", SWEEP="", STEPS="all", DURATION="3",
+                              REPEAT=str(repeat), TRACE="windows", CALIB="",
+                              ACCEL="tcg-icount", SMP="1", ICOUNT_QEMU="")
 
 
 @pytest.fixture(scope="module")
