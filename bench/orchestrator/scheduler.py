@@ -137,9 +137,11 @@ class Scheduler:
         else:
             result = None
         if result is None:
-            # FAILED, not to retry: the executor's host is at fault
+            # FAILED, not to retry: the executor's host is at fault (a full
+            # disk under the boot's files is the common one: say the room)
             shutil.rmtree(staging, ignore_errors=True)
-            self.host_fault = self.host_fault or "boot %s: %s" % (boot.path, status.cause)
+            self.host_fault = self.host_fault or "boot %s: %s (%d MiB free under %s)" % (
+                boot.path, status.cause, self.free(), self.results_dir)
             return None
         if result.status != "ok" and self.free() < self.free_needed:
             shutil.rmtree(staging, ignore_errors=True)

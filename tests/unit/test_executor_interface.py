@@ -166,7 +166,8 @@ def test_a_job_that_cannot_be_run_for_the_host_stops_the_round(schedule):
     sched, run = schedule(exe)
     sched.machine = sched.machine.__class__(**dict(sched.machine.__dict__, jobs=1))
     sched.run_boots(boots(sched))
-    assert sched.host_fault == "boot v/munmap/clean/r1: the lab broke"
+    assert sched.host_fault.startswith("boot v/munmap/clean/r1: the lab broke (")
+    assert " MiB free under %s)" % sched.results_dir in sched.host_fault
     # the next boot was not started, nothing of r1 stays
     assert exe.submitted == ["v/munmap/clean/r1"]
     assert os.listdir(os.path.join(run.cells, "v/munmap/clean")) == []
