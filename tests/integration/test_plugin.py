@@ -118,8 +118,11 @@ def test_calibration_windows_read_back_exactly(runs, tmp_path):
     assert all(r["reading_us"] is not None for r in rows), rows
     shift_ns = 2 ** int(shift)
     for kind in calibrate.KINDS:
-        f = calibrate.fit([(r["inside_us"], r["reading_us"]) for r in rows if r["kind"] == kind])
-        assert f["a"] == pytest.approx(1.0, abs=1e-9), (kind, f)
+        points = [(r["inside_us"], r["reading_us"]) for r in rows if r["kind"] == kind]
+        f = calibrate.fit(points)
+        # slope 1 to within one instruction over the longest window
+        one_instruction_us = shift_ns / 1000
+        assert abs(f["a"] - 1) <= one_instruction_us / max(x for x, _ in points), (kind, f)
         # b: the guest's own instructions between the hook and the clock
         # reads (preempt 118, ptl_nested 309 on 6.1), a whole number
         assert 0 < f["b_us"] < calibrate.B_LIMIT_US, (kind, f)
