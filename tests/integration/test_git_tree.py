@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 import checks
+from plan import knobs
 
 ROOT = checks.ROOT
 VERSION = "7.3"
@@ -41,8 +42,11 @@ def change(repo, path, old, new, subject):
 
 @pytest.fixture(scope="module")
 def ksrc(tmp_path_factory):
+    # a leaf takes its knobs from the environment, as the orchestrator gives them
+    leaf_env = dict(os.environ, **knobs.read(os.environ))
     tarball = subprocess.run(["bash", "bench/kernel-source.sh", "tarball", VERSION], cwd=ROOT,
-                             check=True, text=True, capture_output=True).stdout.strip()
+                             env=leaf_env, check=True, text=True,
+                             capture_output=True).stdout.strip()
     top = tmp_path_factory.mktemp("ksrc")
     with tarfile.open(tarball) as t:
         t.extractall(top)
