@@ -118,13 +118,18 @@ def test_calibration_windows_read_back_exactly(runs, tmp_path):
     assert all(r["reading_us"] is not None for r in rows), rows
     shift_ns = 2 ** int(shift)
     for kind in calibrate.KINDS:
-        points = [(r["inside_us"], r["reading_us"]) for r in rows if r["kind"] == kind]
-        f = calibrate.fit(points)
-        # slope 1 to within one instruction over the longest window
-        one_instruction_us = shift_ns / 1000
-        assert abs(f["a"] - 1) <= one_instruction_us / max(x for x, _ in points), (kind, f)
-        # b: the guest's own instructions between the hook and the clock
-        # reads (preempt 118, ptl_nested 309 on 6.1), a whole number
-        assert 0 < f["b_us"] < calibrate.B_LIMIT_US, (kind, f)
-        assert round(f["b_us"] * 1000) % shift_ns == 0, (kind, f)
-        assert f["max_residual_us"] * 1000 < shift_ns, (kind, f)
+        # reading = inside + b, b the guest's own instructions between the
+        # hook and the clock reads (preempt 118, ptl_nested 309 on 6.1): a
+        # whole number of instructions, the same at every length (slope 1),
+        # to within one instruction
+        excess_ns = [round((reading - inside) * 1000)
+                     for inside, reading in ((r["inside_us"], r["reading_us"])
+                                             for r in rows if r["kind"] == kind)]
+        b_ns = min(excess_ns)
+        assert 0 < b_ns < calibrate.B_LIMIT_US * 1000, (kind, excess_ns)
+        assert round(b_ns / shift_ns) * shift_ns == pytest.approx(b_ns, abs=1), (kind, excess_ns)
+        # an interrupt taken inside a window with irqs on lengthens that
+        # window, so its reading: one such window a kind is allowed, longer,
+        # never shorter; none where irqs are off
+        longer = [e for e in excess_ns if e - b_ns >= shift_ns]
+        assert len(longer) <= (0 if kind == "irq" else 1), (kind, excess_ns)
