@@ -530,15 +530,17 @@ def compact(summary):
         return dataclasses.replace(t, overall=Sides(*map(bare, t.overall.values())),
                                    classes={}, sites=t.sites[:COMPACT_WINDOW_SITES])
 
+    def kept_sites(h, lock):
+        holders = h.longest_holders(lock)
+        return [s for i, s in enumerate(h.sites[lock]) if i < COMPACT_LOCK_SITES or s in holders]
+
     def locks(h):
         if h is None:
             return None
         return dataclasses.replace(
             h, by_mode={lock: Sides(*([bare(m) for m in modes] for modes in sides.values()))
                         for lock, sides in h.by_mode.items()},
-            classes={}, sites={lock: [s for s in sites if s in sites[:COMPACT_LOCK_SITES]
-                                      or s in h.longest_holders(lock)]
-                               for lock, sites in h.sites.items()})
+            classes={}, sites={lock: kept_sites(h, lock) for lock in h.sites})
     workloads = [dataclasses.replace(
         w, latency=Sides(*map(bare_latency, w.latency.values())),
         throughput=Sides(*(dataclasses.replace(t, per_repeat=[])
