@@ -10,7 +10,7 @@ unit tests; update() writes them."""
 import os
 import re
 
-from . import model, render_readme
+from . import render_readme
 
 START = re.compile(r"^<!-- mmlat table: (.+?) -->$")
 END = "<!-- mmlat table end -->"
@@ -47,12 +47,12 @@ def render(spec, base_dir):
     if kind not in render_readme.TABLES:
         raise TableError("%s: no table kind %s (of: %s)"
                          % (spec, kind, ", ".join(render_readme.TABLES)))
-    renderer, n_summaries = render_readme.TABLES[kind]
+    renderer, n_summaries, read = render_readme.TABLES[kind]
     paths = [a for a in args if a.endswith(".json")]
     others = [a for a in args if not a.endswith(".json")]
     if not paths or (n_summaries and len(paths) != n_summaries):
         raise TableError("%s: %s takes %s summary" % (spec, kind, n_summaries or "any"))
-    summaries = [model.read(os.path.join(base_dir, p)) for p in paths]
+    summaries = [read(os.path.join(base_dir, p)) for p in paths]
     if n_summaries == 1:
         return renderer(summaries[0], *others)
     return renderer(summaries, *others)

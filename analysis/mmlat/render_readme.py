@@ -1,11 +1,14 @@
 """The README's measured tables, as markdown, from the summaries of the
 runs they name (full or compact, model.compact): the headline of primary
 endpoints, the patches that moved an endpoint (STEPS=each), a sweep of
-one lock's windows and holds, and window statistics of several runs side
-by side.  Each table ends with a line naming its run and method, so that
-the README cannot quote a figure of another run."""
+one lock's windows and holds, window statistics of several runs side by
+side, and what the A/A study's spreads let the verdicts decide.  Each
+table ends with a line naming its run and method, so that the README
+cannot quote a figure of another run."""
+from plan import knobs
+
 from . import formatting as fmt
-from . import load, sweep
+from . import load, model, simulate, sweep
 
 
 def _row(cells):
@@ -136,7 +139,29 @@ def holds(summary, workload):
     return lines + ["", run_line(summary)]
 
 
-# The tables a README marker may name: kind -> (renderer, how many
-# summaries it takes, None: any number, its other arguments).
-TABLES = {"headline": (headline, 1), "steps": (steps, 1), "sweep-lock": (sweep_lock, 1),
-          "windows": (windows, None), "sites": (sites, 1), "holds": (holds, 1)}
+def reach(study_path):
+    """Per primary endpoint of the default workloads: its between-boot CV
+    as the A/A study measured it, its margin, and the boots a side with
+    which it is called "same" in 80 % of runs when nothing changed
+    (simulate.boots_to_settle)."""
+    workloads = knobs.knob("WORKLOADS").default.split()
+    family = simulate.measured(workloads, study_path)
+    lines = _head(["workload", "endpoint", "between-boot CV %", "margin",
+                   "boots a side to settle"])
+    for f, boots in zip(family, simulate.boots_to_settle(family)):
+        lines.append(_row([f.workload, f.endpoint, "%.1f" % (100 * f.cv),
+                           fmt.margin_text(f.margin), str(boots) if boots else "out of reach"]))
+    study = simulate.load_study(study_path)
+    boots = {w["clean_boots"] for w in study["workloads"].values()}
+    return lines + ["", "(A/A study: %s seeded clean boots a workload of one %s kernel; "
+                    "Holm over the %d primary endpoints of WORKLOADS=\"%s\")"
+                    % ("/".join(map(str, sorted(boots))), study["variant"], len(family),
+                       " ".join(workloads))]
+
+
+# The tables a README marker may name: kind -> (renderer, how many files it
+# takes, None: any number, how each file is read; then its other arguments).
+TABLES = {"headline": (headline, 1, model.read), "steps": (steps, 1, model.read),
+          "sweep-lock": (sweep_lock, 1, model.read), "windows": (windows, None, model.read),
+          "sites": (sites, 1, model.read), "holds": (holds, 1, model.read),
+          "reach": (reach, 1, str)}

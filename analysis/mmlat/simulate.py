@@ -86,6 +86,16 @@ def measured(workloads, path=AA_STUDY):
     return out
 
 
+def boots_to_settle(family):
+    """Per endpoint of the family, the boots a side with which it is called
+    "same" in 80 % of runs when nothing changed, at Holm's strictest level
+    over the family (sequential.boots_to_settle); None when even
+    sequential.SETTLE_MOST do not."""
+    level = stats.ALPHA / len(family)
+    return [sequential.boots_to_settle(0.0, f.sd_log, f.sd_log, math.log1p(f.margin), level)
+            for f in family]
+
+
 def draw(rng, model, sd_log, shape):
     """Per-boot values (shape: runs, endpoints, boots) whose logarithms have
     the sd sd_log (one per endpoint): lognormal, or Frechet, whose log is

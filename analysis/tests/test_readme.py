@@ -1,6 +1,7 @@
 """README.md's measured tables are rendered from the committed summaries
 of the runs they name (results/summaries/): a figure that no longer
 matches its summary fails here."""
+import json
 import os
 
 import pytest
@@ -78,3 +79,24 @@ def test_steps_keep_the_rows_beyond_their_margin():
     gone = endpoints.Comparison("w", "i_mmap-lock window", True, [500.0, 510.0], [5.0, 5.0],
                                 [1, 2], [1, 2], lo=-506.0, hi=-494.0, margin=0.1)
     assert [render_readme.moved(c) for c in (moved, within, gone)] == [True, False, True]
+
+
+def test_reach_follows_the_study_it_names(tmp_path):
+    # twice fork's measured spread of p99.9: more boots to settle it, the
+    # margin unchanged
+    from mmlat import simulate
+
+    def fork_p999(lines):
+        cells = next(line for line in lines if line.startswith("| fork | cyclictest p99.9 |"))
+        return [c.strip() for c in cells.split("|")[1:-1]]
+    study = simulate.load_study()
+    entry = simulate.study_entry(study, "fork", "cyclictest p99.9")
+    entry["sd_log"] *= 2
+    entry["cv"] *= 2
+    noisier = tmp_path / "study.json"
+    noisier.write_text(json.dumps(study))
+    measured = fork_p999(render_readme.reach(simulate.AA_STUDY))
+    doubled = fork_p999(render_readme.reach(str(noisier)))
+    assert measured[3] == doubled[3] == "10%"
+    assert float(doubled[2]) == pytest.approx(2 * float(measured[2]), abs=0.1)
+    assert int(doubled[4]) > int(measured[4])
