@@ -7,7 +7,6 @@
  * are resolved in the guest (%pS form, a module's name dropped).
  */
 #include <linux/kallsyms.h>
-#include <linux/minmax.h>
 #include <linux/proc_fs.h>
 #include <linux/seq_file.h>
 #include <linux/string.h>
@@ -36,7 +35,7 @@ static void mw_print_frame(struct seq_file *m, unsigned long ip)
 	seq_puts(m, buf);
 }
 
-static void mw_print_stack(struct seq_file *m, const unsigned long *stack,
+static void mw_print_stack(struct seq_file *m, const u64 *stack,
 			   unsigned int depth)
 {
 	unsigned int i;
@@ -68,33 +67,11 @@ static const char *mw_lock_tag(u8 lock)
 static void mw_sum_kind(int kind)
 {
 	struct mw_win_stats *t = &sum_win;
-	int cpu, b;
+	int cpu;
 
 	memset(t, 0, sizeof(*t));
-	for_each_possible_cpu(cpu) {
-		struct mw_win_stats *st = mw_wstats(cpu, kind);
-
-		t->n += st->n;
-		t->total += st->total;
-		t->unmatched += st->unmatched;
-		t->nested_begin += st->nested_begin;
-		t->edge += st->edge;
-		t->idle_cut += st->idle_cut;
-		t->keyed += st->keyed;
-		t->overflow += st->overflow;
-		t->overflow_max = max(t->overflow_max, st->overflow_max);
-		if (st->max >= t->max) {
-			t->max = st->max;
-			t->max_open_depth = st->max_open_depth;
-			t->max_lock = st->max_lock;
-			memcpy(t->max_open, st->max_open, sizeof(t->max_open));
-			t->max_depth = st->max_depth;
-			memcpy(t->max_stack, st->max_stack,
-			       sizeof(t->max_stack));
-		}
-		for (b = 0; b < MMLAT_HIST_NBUCKETS; b++)
-			t->hist[b] += st->hist[b];
-	}
+	for_each_possible_cpu(cpu)
+		mw_win_stats_sum(t, mw_wstats(cpu, kind));
 }
 
 static void mw_show_kind(struct seq_file *m, int kind)
@@ -167,37 +144,19 @@ static int mw_windows_show(struct seq_file *m, void *v)
 	return 0;
 }
 
-static inline bool mw_same_site(const struct mw_lock_site *a,
-				const struct mw_lock_site *b)
-{
-	return a->ret == b->ret && a->kind == b->kind && a->mode == b->mode;
-}
-
 /* Sum one call site over every CPU's table into sum_site. */
 static void mw_sum_site(const struct mw_lock_site *key)
 {
 	struct mw_lock_site *t = &sum_site;
-	int cpu, i, b;
+	int cpu, i;
 
 	memset(t, 0, sizeof(*t));
 	for_each_possible_cpu(cpu) {
 		struct mw_lock_site *tab = mw_sites(cpu);
 
-		for (i = 0; i < MW_MAX_SITES; i++) {
-			if (!mw_same_site(&tab[i], key))
-				continue;
-			t->n += tab[i].n;
-			t->total += tab[i].total;
-			t->max = max(t->max, tab[i].max);
-			t->lost += tab[i].lost;
-			t->discarded += tab[i].discarded;
-			t->slept += tab[i].slept;
-			t->waits += tab[i].waits;
-			t->wait_total += tab[i].wait_total;
-			t->wait_max = max(t->wait_max, tab[i].wait_max);
-			for (b = 0; b < MMLAT_HIST_NBUCKETS; b++)
-				t->hist[b] += tab[i].hist[b];
-		}
+		for (i = 0; i < MW_MAX_SITES; i++)
+			if (mw_same_site(&tab[i], key))
+				mw_site_sum(t, &tab[i]);
 	}
 }
 
