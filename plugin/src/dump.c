@@ -23,41 +23,19 @@ static void print_buckets(FILE *f, const u32 *hist, unsigned int sb)
 			fprintf(f, "%llu:%u,", mmlat_hist_lo(b, sb), hist[b]);
 }
 
-static void sum_kind(int kind, struct win_stats *t)
+static void sum_kind(int kind, struct mw_win_stats *t)
 {
-	unsigned int cpu, b;
+	unsigned int cpu;
 
 	memset(t, 0, sizeof(*t));
-	for (cpu = 0; cpu < win_nr_cpus; cpu++) {
-		const struct win_stats *st = &win_cpus[cpu].stats[kind];
-
-		t->n += st->n;
-		t->total += st->total;
-		t->unmatched += st->unmatched;
-		t->nested_begin += st->nested_begin;
-		t->edge += st->edge;
-		t->idle_cut += st->idle_cut;
-		t->keyed += st->keyed;
-		t->overflow += st->overflow;
-		t->overflow_max = MAX(t->overflow_max, st->overflow_max);
-		if (st->max >= t->max) {
-			t->max = st->max;
-			t->max_open_depth = st->max_open_depth;
-			t->max_lock = st->max_lock;
-			memcpy(t->max_open, st->max_open, sizeof(t->max_open));
-			t->max_depth = st->max_depth;
-			memcpy(t->max_stack, st->max_stack,
-			       sizeof(t->max_stack));
-		}
-		for (b = 0; b < MMLAT_HIST_NBUCKETS; b++)
-			t->hist[b] += st->hist[b];
-	}
+	for (cpu = 0; cpu < win_nr_cpus; cpu++)
+		mw_win_stats_sum(t, &win_cpus[cpu].stats[kind]);
 }
 
 static void dump_kind(FILE *f, int kind)
 {
 	const char *name = win_kind_name[kind];
-	struct win_stats *t = g_new(struct win_stats, 1);
+	struct mw_win_stats *t = g_new(struct mw_win_stats, 1);
 	unsigned int b, i;
 
 	sum_kind(kind, t);
@@ -95,12 +73,12 @@ void dump_windows(FILE *f, bool running)
 	fprintf(f,
 		"param clock=icount shift=%u source=qemu-plugin thresh_ns=%llu table_size=%u cpus=%u sub_bits=%d key_sub_bits=%d open_depth=%d running=%d preempt_disable=1 preempt_enable=1 irq_disable=1 irq_enable=1 cpu_idle=1 contention_begin=0 contention_end=0\n",
 		icount_shift, win_thresh_ns, win_table_size, win_nr_cpus,
-		MMLAT_HIST_SUB_BITS, MMLAT_HIST_KEY_SUB_BITS, OPEN_DEPTH, running);
+		MMLAT_HIST_SUB_BITS, MMLAT_HIST_KEY_SUB_BITS, MW_OPEN_DEPTH, running);
 	for (kind = 0; kind < W_KINDS; kind++)
 		dump_kind(f, kind);
 	for (cpu = 0; cpu < win_nr_cpus; cpu++) {
 		for (kind = 0; kind < W_KINDS; kind++) {
-			const struct win_key *k = win_cpus[cpu].table[kind];
+			const struct mw_win_key *k = win_cpus[cpu].table[kind];
 
 			for (i = 0; i < win_table_size; i++) {
 				if (!k[i].depth)
@@ -118,43 +96,29 @@ void dump_windows(FILE *f, bool running)
 	}
 }
 
-static bool same_site(const struct lock_site *a, const struct lock_site *b)
-{
-	return a->ret == b->ret && a->kind == b->kind && a->mode == b->mode;
-}
-
 /* One call site summed over every vCPU's table. */
-static void sum_site(const struct lock_site *key, struct lock_site *t)
+static void sum_site(const struct mw_lock_site *key, struct mw_lock_site *t)
 {
-	unsigned int cpu, i, b;
+	unsigned int cpu, i;
 
 	memset(t, 0, sizeof(*t));
 	for (cpu = 0; cpu < lock_nr_cpus(); cpu++) {
-		const struct lock_site *tab = lock_sites_of(cpu);
+		const struct mw_lock_site *tab = lock_sites_of(cpu);
 
-		for (i = 0; i < MAX_SITES; i++) {
-			if (!same_site(&tab[i], key))
-				continue;
-			t->n += tab[i].n;
-			t->total += tab[i].total;
-			t->max = MAX(t->max, tab[i].max);
-			t->lost += tab[i].lost;
-			t->discarded += tab[i].discarded;
-			t->slept += tab[i].slept;
-			for (b = 0; b < MMLAT_HIST_NBUCKETS; b++)
-				t->hist[b] += tab[i].hist[b];
-		}
+		for (i = 0; i < MW_MAX_SITES; i++)
+			if (mw_same_site(&tab[i], key))
+				mw_site_sum(t, &tab[i]);
 	}
 }
 
 /* Was this site printed from an earlier vCPU's table? */
-static bool site_seen(unsigned int cpu, const struct lock_site *key)
+static bool site_seen(unsigned int cpu, const struct mw_lock_site *key)
 {
 	unsigned int c, i;
 
 	for (c = 0; c < cpu; c++)
-		for (i = 0; i < MAX_SITES; i++)
-			if (same_site(&lock_sites_of(c)[i], key))
+		for (i = 0; i < MW_MAX_SITES; i++)
+			if (mw_same_site(&lock_sites_of(c)[i], key))
 				return true;
 	return false;
 }
@@ -163,7 +127,7 @@ void dump_locks(FILE *f, bool running)
 {
 	u64 holds[L_KINDS] = { 0 }, lost[L_KINDS] = { 0 };
 	u64 discarded[L_KINDS] = { 0 }, size;
-	struct lock_site *sum = g_new(struct lock_site, 1);
+	struct mw_lock_site *sum = g_new(struct mw_lock_site, 1);
 	struct lock_totals t;
 	unsigned int cpu, i;
 	const char *name;
@@ -182,9 +146,9 @@ void dump_locks(FILE *f, bool running)
 		fprintf(f, "user %s size=%llu\n", name, size);
 	}
 	for (cpu = 0; cpu < lock_nr_cpus(); cpu++) {
-		const struct lock_site *tab = lock_sites_of(cpu);
+		const struct mw_lock_site *tab = lock_sites_of(cpu);
 
-		for (i = 0; i < MAX_SITES; i++) {
+		for (i = 0; i < MW_MAX_SITES; i++) {
 			if (!tab[i].ret)
 				continue;
 			holds[tab[i].kind] += tab[i].n;
@@ -201,17 +165,18 @@ void dump_locks(FILE *f, bool running)
 		"total nonlock=%llu site_overflow=%llu slot_overflow=%llu try_missed=%llu\n",
 		t.nonlock, t.site_overflow, t.slot_overflow, t.try_missed);
 	for (cpu = 0; cpu < lock_nr_cpus(); cpu++) {
-		const struct lock_site *tab = lock_sites_of(cpu);
+		const struct mw_lock_site *tab = lock_sites_of(cpu);
 
-		for (i = 0; i < MAX_SITES; i++) {
+		for (i = 0; i < MW_MAX_SITES; i++) {
 			if (!tab[i].ret || site_seen(cpu, &tab[i]))
 				continue;
 			sum_site(&tab[i], sum);
 			fprintf(f,
-				"site lock=%s mode=%s n=%llu total_ns=%llu max_ns=%llu lost=%llu discarded=%llu slept=%llu waits=0 wait_total_ns=0 wait_max_ns=0 at=",
+				"site lock=%s mode=%s n=%llu total_ns=%llu max_ns=%llu lost=%llu discarded=%llu slept=%llu waits=%llu wait_total_ns=%llu wait_max_ns=%llu at=",
 				lock_name[tab[i].kind], mode_name[tab[i].mode],
 				sum->n, sum->total, sum->max, sum->lost,
-				sum->discarded, sum->slept);
+				sum->discarded, sum->slept, sum->waits,
+				sum->wait_total, sum->wait_max);
 			print_frame(f, tab[i].ret);
 			print_buckets(f, sum->hist, MMLAT_HIST_SUB_BITS);
 			fputc('\n', f);

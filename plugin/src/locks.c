@@ -22,10 +22,8 @@
 #include "windows.h"
 
 #define MAX_USERS	512	/* lock user functions, statics repeated */
-#define HELD_SLOTS	6	/* spinning holds per vCPU */
 #define SLEEP_SLOTS	32	/* sleeping holds, all tasks */
 #define TRY_SLOTS	64	/* trylock calls in flight per vCPU, as the module's */
-#define PROBE_LEN	8
 
 const char * const lock_name[L_KINDS] = { "pte", "i_mmap", "anon_vma" };
 const char * const mode_name[MODE_NONE + 1] = {
@@ -43,16 +41,6 @@ struct lock_user {
 	bool through;
 };
 
-struct held {
-	u64 lock;		/* 0: free */
-	u64 task;
-	u8 kind;
-	u64 ts;		/* the lock hook */
-	u64 window;	/* nested: the preempt-off window it is in */
-	bool opened;		/* no window was open: its acquisition opens one */
-	struct lock_site *site;
-};
-
 struct try_call {
 	u64 ret;		/* 0: free */
 	u64 rsp;		/* at the return */
@@ -61,12 +49,12 @@ struct try_call {
 };
 
 struct lock_cpu {
-	struct held held[HELD_SLOTS];
+	struct mw_held held[MW_HELD_SLOTS];
 	unsigned int nr_held;
 	struct try_call try[TRY_SLOTS];
 	unsigned int try_next;
 	u64 nonlock, site_overflow;
-	struct lock_site sites[MAX_SITES];
+	struct mw_lock_site sites[MW_MAX_SITES];
 };
 
 struct sleep_hold {
@@ -417,36 +405,15 @@ static u64 lock_site_ret(u64 ret, u64 fp)
 	return user_of(caller) ? caller : ret;
 }
 
-static struct lock_site *site_of(unsigned int cpu, u64 ret, int kind,
-				 int mode)
+static struct mw_lock_site *site_of(unsigned int cpu, u64 ret, int kind,
+				    int mode)
 {
 	struct lock_cpu *lc = &lock_cpus[cpu];
-	u64 h = ((ret ^ (kind << 4 | mode)) * 0x61c8864680b583ebULL) >> 32;
-	unsigned int i;
+	struct mw_lock_site *s = mw_site_find(lc->sites, ret, kind, mode);
 
-	for (i = 0; i < PROBE_LEN; i++) {
-		struct lock_site *s = &lc->sites[(h + i) & (MAX_SITES - 1)];
-
-		if (s->ret == ret && s->kind == kind && s->mode == mode)
-			return s;
-		if (!s->ret) {
-			s->ret = ret;
-			s->kind = kind;
-			s->mode = mode;
-			return s;
-		}
-	}
-	lc->site_overflow++;
-	return NULL;
-}
-
-static void site_add(struct lock_site *st, u64 d)
-{
-	st->n++;
-	st->total += d;
-	if (d > st->max)
-		st->max = d;
-	st->hist[mmlat_hist_bucket(d, MMLAT_HIST_SUB_BITS)]++;
+	if (!s)
+		lc->site_overflow++;
+	return s;
 }
 
 /* ------------------------------------------------------- spinning holds */
@@ -454,15 +421,15 @@ static void site_add(struct lock_site *st, u64 d)
 u8 lock_opening_tag(unsigned int cpu, u64 ip)
 {
 	struct lock_cpu *lc = &lock_cpus[cpu];
-	struct held *best = NULL;
+	struct mw_held *best = NULL;
 	u64 task;
 	int i;
 
 	if (ip < spin_lock_start || ip >= spin_lock_end || !lc->nr_held)
 		return 0;
 	task = guest_current();
-	for (i = 0; i < HELD_SLOTS; i++) {
-		struct held *h = &lc->held[i];
+	for (i = 0; i < MW_HELD_SLOTS; i++) {
+		struct mw_held *h = &lc->held[i];
 
 		if (h->lock && h->opened && h->task == task &&
 		    (!best || h->ts > best->ts))
@@ -471,31 +438,16 @@ u8 lock_opening_tag(unsigned int cpu, u64 ip)
 	return best ? best->kind + 1 : 0;
 }
 
-static struct held *spin_hold_claim(unsigned int cpu, u64 lock,
-				    u64 ret, int kind, bool opened,
-				    u64 ts)
+static struct mw_held *spin_hold_claim(unsigned int cpu, u64 lock,
+				       u64 ret, int kind, bool opened, u64 ts)
 {
 	struct lock_cpu *lc = &lock_cpus[cpu];
-	struct lock_site *site = site_of(cpu, ret, kind, MODE_SPIN);
-	struct held *h = NULL;
-	int i;
+	struct mw_lock_site *site = site_of(cpu, ret, kind, MODE_SPIN);
+	struct mw_held *h;
 
 	if (!site)
 		return NULL;
-	for (i = 0; i < HELD_SLOTS; i++) {
-		if (lc->held[i].lock == lock) {
-			h = &lc->held[i];	/* its unlock went unseen */
-			break;
-		}
-		if (!h && !lc->held[i].lock)
-			h = &lc->held[i];
-	}
-	if (!h)
-		h = &lc->held[0];
-	if (h->lock)
-		h->site->lost++;
-	else
-		lc->nr_held++;
+	h = mw_held_slot(lc->held, &lc->nr_held, lock);
 	h->lock = lock;
 	h->site = site;
 	h->opened = opened;
@@ -528,16 +480,16 @@ void lock_spin_lock(unsigned int cpu)
 void lock_spin_unlock(unsigned int cpu)
 {
 	struct lock_cpu *lc = &lock_cpus[cpu];
-	struct win_start *w;
+	struct mw_win_start *w;
 	u64 lock, start;
-	struct held *h;
+	struct mw_held *h;
 	int i;
 
 	if (!lc->nr_held || guest_in_nmi())
 		return;
 	lock = guest_reg(R_RDI);
 	w = win_open(cpu, W_PREEMPT);
-	for (i = 0; i < HELD_SLOTS; i++) {
+	for (i = 0; i < MW_HELD_SLOTS; i++) {
 		h = &lc->held[i];
 		if (h->lock != lock)
 			continue;
@@ -553,7 +505,7 @@ void lock_spin_unlock(unsigned int cpu)
 			return;
 		}
 		start = h->opened ? w->ts : h->ts;
-		site_add(h->site, insns_to_ns(vcpu_insns(cpu) - start));
+		mw_site_hold(h->site, insns_to_ns(vcpu_insns(cpu) - start));
 		return;
 	}
 }
@@ -594,7 +546,7 @@ static void sleep_hold_begin(unsigned int cpu, u64 lock, u64 ret,
 	sh = sleep_slot(lock, task);
 	if (sh) {
 		/* taken again by its holder: the unlock went unseen */
-		struct lock_site *st = site_of(sh->cpu, sh->ret, sh->kind,
+		struct mw_lock_site *st = site_of(sh->cpu, sh->ret, sh->kind,
 					       sh->mode);
 
 		if (st)
@@ -636,7 +588,7 @@ void lock_sleep_lock(unsigned int cpu, int mode)
 void lock_sleep_unlock(unsigned int cpu)
 {
 	struct sleep_hold *sh;
-	struct lock_site *st;
+	struct mw_lock_site *st;
 	u64 task;
 
 	if (!nr_sleep_open || !guest_in_task())
@@ -647,7 +599,7 @@ void lock_sleep_unlock(unsigned int cpu)
 		return;
 	st = site_of(sh->cpu, sh->ret, sh->kind, sh->mode);
 	if (st) {
-		site_add(st, insns_to_ns(vcpu_insns(cpu) - sh->ts));
+		mw_site_hold(st, insns_to_ns(vcpu_insns(cpu) - sh->ts));
 		if (task_ctxsw(task) != sh->ctxsw)
 			st->slept++;
 	}
@@ -702,7 +654,7 @@ void lock_try_return(unsigned int cpu, u64 vaddr, int mode)
 	struct lock_cpu *lc = &lock_cpus[cpu];
 	u64 rsp = guest_reg(R_RSP);
 	struct try_call *tc = NULL;
-	struct win_start *w;
+	struct mw_win_start *w;
 	int i, kind;
 
 	for (i = 0; i < TRY_SLOTS; i++)
@@ -739,7 +691,7 @@ void locks_stop(void)
 
 	memset(in_flight, 0, sizeof(in_flight));
 	for (cpu = 0; cpu < nr_cpus; cpu++)
-		for (i = 0; i < HELD_SLOTS; i++)
+		for (i = 0; i < MW_HELD_SLOTS; i++)
 			if (lock_cpus[cpu].held[i].lock)
 				in_flight[lock_cpus[cpu].held[i].kind]++;
 	for (i = 0; i < SLEEP_SLOTS; i++)
@@ -768,7 +720,7 @@ const char *lock_tag(u8 lock)
 	return lock ? lock_name[lock - 1] : "none";
 }
 
-struct lock_site *lock_sites_of(unsigned int cpu)
+struct mw_lock_site *lock_sites_of(unsigned int cpu)
 {
 	return lock_cpus[cpu].sites;
 }

@@ -13,7 +13,7 @@
 #include "types.h"
 #include <stdio.h>
 
-#include "hist.h"
+#include "records.h"
 
 /* Lock kinds; a window's lock tag is kind + 1, 0 for none. */
 enum { L_PTE, L_I_MMAP, L_ANON_VMA, L_KINDS };
@@ -21,19 +21,6 @@ enum { MODE_SPIN, MODE_MUTEX, MODE_RWSEM_W, MODE_RWSEM_R, MODE_NONE };
 
 extern const char * const lock_name[L_KINDS];
 extern const char * const mode_name[MODE_NONE + 1];
-
-/* One lock call site: the hold times of one lock kind taken there. */
-struct lock_site {
-	u64 ret;		/* return address of the lock call; 0: free */
-	u8 kind, mode;
-	u64 n, total, max;
-	u64 lost;		/* taken here, unlock never seen */
-	u64 discarded;	/* spinning: not inside one preempt-off window */
-	u64 slept;		/* sleeping: the holder was switched out */
-	u32 hist[MMLAT_HIST_NBUCKETS];
-};
-
-#define MAX_SITES	256	/* lock call sites per vCPU */
 
 struct lock_totals {
 	u64 nonlock;	/* lock calls from users on no known lock */
@@ -80,7 +67,7 @@ unsigned int lock_nr_users(void);
 const char *lock_user_name(unsigned int i, u64 *size);
 unsigned int lock_nr_missing(void);
 const char *lock_tag(u8 lock);
-struct lock_site *lock_sites_of(unsigned int cpu);
+struct mw_lock_site *lock_sites_of(unsigned int cpu);
 void lock_totals(struct lock_totals *t);
 unsigned int lock_nr_cpus(void);
 
