@@ -9,9 +9,10 @@
  * module's source; plugin/build.sh puts its folder on the include path.
  *
  * Addresses are u64 in both: the guest's, whatever the host's word is.
- * The functions are the module's hot paths (every window and every lock
- * hold runs one), always inline, and named mw_* like every function of
- * the module, whose frames the analysis skips by that name.
+ * The functions of the module's hot paths (every window and every lock
+ * call runs one) are always inline, adding no call to what it measures;
+ * all are named mw_* like every function of the module, whose frames the
+ * analysis skips by that name.
  *
  * Outside the kernel the includer provides u8, u32, u64, bool, fls64(),
  * hash_64() and __always_inline.
@@ -190,6 +191,64 @@ static __always_inline void mw_win_key_add(struct mw_win_stats *st,
 		st->overflow_max = d;
 }
 
+/* ------------------------------------------------------------ lock kinds */
+
+/* How a lock is taken. */
+enum { MW_SPIN, MW_MUTEX, MW_RWSEM_W, MW_RWSEM_R, MW_MODE_NONE };
+
+/* Lock kinds; a window's lock tag is kind + 1, 0 for none. */
+enum { MW_PTE, MW_I_MMAP, MW_ANON_VMA, MW_LOCK_KINDS };
+
+/* Their names in the dumps, which the analysis reads: each side's arrays. */
+#define MW_MODE_NAMES	{ "spin", "mutex", "rwsem-write", "rwsem-read", "none" }
+#define MW_LOCK_NAMES	{ "pte", "i_mmap", "anon_vma" }
+
+/* rwsem readers and writers take the same lock */
+static __always_inline int mw_mode_family(int mode)
+{
+	return mode == MW_RWSEM_R ? MW_RWSEM_W : mode;
+}
+
+/* ------------------------------------------------------------ lock users */
+
+/*
+ * A lock user function: [start, end) of its text.  through: it takes the
+ * lock for its caller (a plumbing row of guest/classes.txt lists it too),
+ * whose call site the hold is counted at.
+ */
+struct mw_lock_user {
+	u64 start, end;
+	const char *name;
+	bool through;
+};
+
+/* Lock users in the order their tables are sorted in (sort(), qsort()). */
+static inline int mw_lock_user_cmp(const void *a, const void *b)
+{
+	const struct mw_lock_user *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* In users[], nr of them sorted by start: the one ret lies inside, or NULL. */
+static __always_inline const struct mw_lock_user *
+mw_lock_user_find(const struct mw_lock_user *users, int nr, u64 ret)
+{
+	int lo = 0, hi = nr;
+
+	while (lo < hi) {
+		int mid = (lo + hi) / 2;
+
+		if (ret < users[mid].start)
+			hi = mid;
+		else if (ret >= users[mid].end)
+			lo = mid + 1;
+		else
+			return &users[mid];
+	}
+	return NULL;
+}
+
 /* ------------------------------------------------------------ lock sites */
 
 #define MW_MAX_SITES	256		/* lock call sites per CPU */
@@ -269,6 +328,21 @@ static __always_inline void mw_site_sum(struct mw_lock_site *t,
 		t->wait_max = s->wait_max;
 	for (b = 0; b < MMLAT_HIST_NBUCKETS; b++)
 		t->hist[b] += s->hist[b];
+}
+
+/* Add a CPU's table of sites, tab, to the per-kind totals of the dump. */
+static inline void mw_sites_total(const struct mw_lock_site *tab, u64 *holds,
+				  u64 *lost, u64 *discarded)
+{
+	unsigned int i;
+
+	for (i = 0; i < MW_MAX_SITES; i++) {
+		if (!tab[i].ret)
+			continue;
+		holds[tab[i].kind] += tab[i].n;
+		lost[tab[i].kind] += tab[i].lost;
+		discarded[tab[i].kind] += tab[i].discarded;
+	}
 }
 
 /* -------------------------------------------------------- spinning holds */

@@ -183,17 +183,9 @@ static void mw_show_lock_totals(struct seq_file *m)
 	int cpu, i;
 
 	for_each_possible_cpu(cpu) {
-		struct mw_lock_site *tab = mw_sites(cpu);
-
 		nonlock += per_cpu(mw_lock_cpu, cpu).nonlock;
 		overflow += per_cpu(mw_lock_cpu, cpu).site_overflow;
-		for (i = 0; i < MW_MAX_SITES; i++) {
-			if (!tab[i].ret)
-				continue;
-			holds[tab[i].kind] += tab[i].n;
-			lost[tab[i].kind] += tab[i].lost;
-			discarded[tab[i].kind] += tab[i].discarded;
-		}
+		mw_sites_total(mw_sites(cpu), holds, lost, discarded);
 	}
 	for (i = 0; i < MW_LOCK_KINDS; i++)
 		seq_printf(m, "total lock=%s holds=%llu lost=%llu discarded=%llu in_flight=%llu\n",
@@ -217,7 +209,7 @@ static int mw_locks_show(struct seq_file *m, void *v)
 		   mw_mode_name[MW_I_MMAP_MODE], mw_mode_name[MW_ANON_VMA_MODE],
 		   MMLAT_HIST_SUB_BITS, READ_ONCE(mw_enabled));
 	for (i = 0; i < mw_nr_users; i++)
-		seq_printf(m, "user %s size=%lu\n", mw_users[i].name,
+		seq_printf(m, "user %s size=%llu\n", mw_users[i].name,
 			   mw_users[i].end - mw_users[i].start);
 	mw_show_lock_totals(m);
 	for_each_possible_cpu(cpu) {

@@ -42,13 +42,8 @@
 #define ANON_VMA_MEMBER	rwsem
 #endif
 
-const char * const mw_mode_name[] = {
-	"spin", "mutex", "rwsem-write", "rwsem-read", "none"
-};
-
-const char * const mw_lock_name[MW_LOCK_KINDS] = {
-	"pte", "i_mmap", "anon_vma"
-};
+const char * const mw_mode_name[] = MW_MODE_NAMES;
+const char * const mw_lock_name[MW_LOCK_KINDS] = MW_LOCK_NAMES;
 
 static const int lock_mode[MW_LOCK_KINDS] = {
 	MW_SPIN, MW_I_MMAP_MODE, MW_ANON_VMA_MODE
@@ -128,12 +123,6 @@ static bool mw_is_anon_vma_lock(void *lock)
 #else
 	return false;
 #endif
-}
-
-/* rwsem readers and writers take the same lock */
-static inline int mw_mode_family(int mode)
-{
-	return mode == MW_RWSEM_R ? MW_RWSEM_W : mode;
 }
 
 /*

@@ -73,9 +73,6 @@ void mw_keys_free(void);
 
 /* ---------------------------------------------------------- lock kinds */
 
-/* How a lock is taken. */
-enum { MW_SPIN, MW_MUTEX, MW_RWSEM_W, MW_RWSEM_R, MW_MODE_NONE };
-
 /*
  * What the i_mmap and anon_vma locks are in the kernel this module is
  * built for (Kbuild reads the headers): a spinlock before the series, a
@@ -101,9 +98,6 @@ enum { MW_SPIN, MW_MUTEX, MW_RWSEM_W, MW_RWSEM_R, MW_MODE_NONE };
 #define MW_ANON_VMA_MODE	MW_MODE_NONE
 #endif
 
-/* Lock kinds; a window's lock tag is kind + 1, 0 for none. */
-enum { MW_PTE, MW_I_MMAP, MW_ANON_VMA, MW_LOCK_KINDS };
-
 extern const char * const mw_mode_name[];
 extern const char * const mw_lock_name[MW_LOCK_KINDS];
 
@@ -118,16 +112,6 @@ static inline bool mw_family_in_use(int family)
 
 /* ---------------------------------------------------------- lock users */
 
-/*
- * A lock user function: [start, end) of its text.  through: it takes the
- * lock for its caller, whose call site the hold is counted at.
- */
-struct mw_lock_user {
-	unsigned long start, end;
-	const char *name;
-	bool through;
-};
-
 extern struct mw_lock_user mw_users[];
 extern int mw_nr_users, mw_nr_missing;
 
@@ -139,19 +123,7 @@ void mw_users_free(void);
 /* mw_users[] is sorted by start: the one ret lies inside, or NULL. */
 static inline const struct mw_lock_user *mw_user_of(unsigned long ret)
 {
-	int lo = 0, hi = mw_nr_users;
-
-	while (lo < hi) {
-		int mid = (lo + hi) / 2;
-
-		if (ret < mw_users[mid].start)
-			hi = mid;
-		else if (ret >= mw_users[mid].end)
-			lo = mid + 1;
-		else
-			return &mw_users[mid];
-	}
-	return NULL;
+	return mw_lock_user_find(mw_users, mw_nr_users, ret);
 }
 
 /*
