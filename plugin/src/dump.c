@@ -125,8 +125,8 @@ static bool site_seen(unsigned int cpu, const struct mw_lock_site *key)
 
 void dump_locks(FILE *f, bool running)
 {
-	u64 holds[L_KINDS] = { 0 }, lost[L_KINDS] = { 0 };
-	u64 discarded[L_KINDS] = { 0 }, size;
+	u64 holds[MW_LOCK_KINDS] = { 0 }, lost[MW_LOCK_KINDS] = { 0 };
+	u64 discarded[MW_LOCK_KINDS] = { 0 }, size;
 	struct mw_lock_site *sum = g_new(struct mw_lock_site, 1);
 	struct lock_totals t;
 	unsigned int cpu, i;
@@ -138,25 +138,16 @@ void dump_locks(FILE *f, bool running)
 	fprintf(f,
 		"param clock=icount shift=%u source=qemu-plugin method=qemu-plugin functions=%u missing=%u ptl_filter=%s i_mmap=%s anon_vma=%s sub_bits=%d running=%d\n",
 		icount_shift, lock_nr_users(), lock_nr_missing(),
-		lock_mode(L_PTE) == MODE_SPIN ? "struct-page" : "none",
-		mode_name[lock_mode(L_I_MMAP)],
-		mode_name[lock_mode(L_ANON_VMA)], MMLAT_HIST_SUB_BITS, running);
+		lock_mode(MW_PTE) == MW_SPIN ? "struct-page" : "none",
+		mode_name[lock_mode(MW_I_MMAP)],
+		mode_name[lock_mode(MW_ANON_VMA)], MMLAT_HIST_SUB_BITS, running);
 	for (i = 0; i < lock_nr_users(); i++) {
 		name = lock_user_name(i, &size);
 		fprintf(f, "user %s size=%llu\n", name, size);
 	}
-	for (cpu = 0; cpu < lock_nr_cpus(); cpu++) {
-		const struct mw_lock_site *tab = lock_sites_of(cpu);
-
-		for (i = 0; i < MW_MAX_SITES; i++) {
-			if (!tab[i].ret)
-				continue;
-			holds[tab[i].kind] += tab[i].n;
-			lost[tab[i].kind] += tab[i].lost;
-			discarded[tab[i].kind] += tab[i].discarded;
-		}
-	}
-	for (k = 0; k < L_KINDS; k++)
+	for (cpu = 0; cpu < lock_nr_cpus(); cpu++)
+		mw_sites_total(lock_sites_of(cpu), holds, lost, discarded);
+	for (k = 0; k < MW_LOCK_KINDS; k++)
 		fprintf(f,
 			"total lock=%s holds=%llu lost=%llu discarded=%llu in_flight=%llu\n",
 			lock_name[k], holds[k], lost[k], discarded[k],

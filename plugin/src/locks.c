@@ -25,21 +25,8 @@
 #define SLEEP_SLOTS	32	/* sleeping holds, all tasks */
 #define TRY_SLOTS	64	/* trylock calls in flight per vCPU, as the module's */
 
-const char * const lock_name[L_KINDS] = { "pte", "i_mmap", "anon_vma" };
-const char * const mode_name[MODE_NONE + 1] = {
-	"spin", "mutex", "rwsem-write", "rwsem-read", "none"
-};
-
-/*
- * A lock user function: [start, end) of its text.  through: it takes the
- * lock for its caller (a plumbing row lists it too), whose call site the
- * hold is counted at.
- */
-struct lock_user {
-	u64 start, end;
-	const char *name;
-	bool through;
-};
+const char * const lock_name[MW_LOCK_KINDS] = MW_LOCK_NAMES;
+const char * const mode_name[MW_MODE_NONE + 1] = MW_MODE_NAMES;
 
 struct try_call {
 	u64 ret;		/* 0: free */
@@ -66,16 +53,16 @@ struct sleep_hold {
 	u64 ctxsw;		/* nvcsw + nivcsw at the lock call */
 };
 
-static struct lock_user users[MAX_USERS];
+static struct mw_lock_user users[MAX_USERS];
 static unsigned int nr_users, nr_missing;
 static struct lock_cpu *lock_cpus;
 static unsigned int nr_cpus;
 static struct sleep_hold sleep_held[SLEEP_SLOTS];
 static unsigned int nr_sleep_open;
 static u64 slot_overflow, try_missed;
-static u64 in_flight[L_KINDS];
+static u64 in_flight[MW_LOCK_KINDS];
 static u64 spin_lock_start, spin_lock_end;
-static int kind_mode[L_KINDS];
+static int kind_mode[MW_LOCK_KINDS];
 static u64 mem_section_addr, vmemmap_base;
 static GHashTable *section_maps;	/* section nr -> its mem_map word */
 
@@ -87,10 +74,10 @@ struct trylock {
 };
 
 static struct trylock trylocks[] = {
-	{ "_raw_spin_trylock", MODE_SPIN },
-	{ "mutex_trylock", MODE_MUTEX },
-	{ "down_read_trylock", MODE_RWSEM_R },
-	{ "down_write_trylock", MODE_RWSEM_W },
+	{ "_raw_spin_trylock", MW_SPIN },
+	{ "mutex_trylock", MW_MUTEX },
+	{ "down_read_trylock", MW_RWSEM_R },
+	{ "down_write_trylock", MW_RWSEM_W },
 };
 
 /* ------------------------------------------------------------- setup */
@@ -99,13 +86,13 @@ static int mode_of_kconst(s64 v)
 {
 	switch (v) {
 	case 0:
-		return MODE_SPIN;
+		return MW_SPIN;
 	case 1:
-		return MODE_MUTEX;
+		return MW_MUTEX;
 	case 2:
-		return MODE_RWSEM_W;
+		return MW_RWSEM_W;
 	default:
-		return MODE_NONE;
+		return MW_MODE_NONE;
 	}
 }
 
@@ -114,17 +101,11 @@ int lock_mode(int kind)
 	return kind_mode[kind];
 }
 
-/* rwsem readers and writers take the same lock */
-static int mode_family(int mode)
-{
-	return mode == MODE_RWSEM_R ? MODE_RWSEM_W : mode;
-}
-
 bool lock_family_hooked(int mode)
 {
-	int family = mode_family(mode);
+	int family = mw_mode_family(mode);
 
-	return family == kind_mode[L_I_MMAP] || family == kind_mode[L_ANON_VMA];
+	return family == kind_mode[MW_I_MMAP] || family == kind_mode[MW_ANON_VMA];
 }
 
 static void add_user(const char *name, bool through)
@@ -155,13 +136,6 @@ static void add_user(const char *name, bool through)
 		users[nr_users].through = through;
 		nr_users++;
 	}
-}
-
-static int cmp_user(const void *a, const void *b)
-{
-	const struct lock_user *x = a, *y = b;
-
-	return x->start < y->start ? -1 : x->start > y->start;
 }
 
 /*
@@ -223,9 +197,9 @@ bool locks_init(unsigned int cpus, const char *classes, const char *extra)
 
 	nr_cpus = cpus;
 	lock_cpus = g_new0(struct lock_cpu, cpus);
-	kind_mode[L_PTE] = kconst[K_PTL_OFFSET] >= 0 ? MODE_SPIN : MODE_NONE;
-	kind_mode[L_I_MMAP] = mode_of_kconst(kconst[K_I_MMAP_MODE]);
-	kind_mode[L_ANON_VMA] = mode_of_kconst(kconst[K_ANON_VMA_MODE]);
+	kind_mode[MW_PTE] = kconst[K_PTL_OFFSET] >= 0 ? MW_SPIN : MW_MODE_NONE;
+	kind_mode[MW_I_MMAP] = mode_of_kconst(kconst[K_I_MMAP_MODE]);
+	kind_mode[MW_ANON_VMA] = mode_of_kconst(kconst[K_ANON_VMA_MODE]);
 	if (!symbol_range("_raw_spin_lock", &spin_lock_start, &spin_lock_end)) {
 		fprintf(stderr, "mmlat plugin: no _raw_spin_lock in System.map\n");
 		return false;
@@ -246,7 +220,7 @@ bool locks_init(unsigned int cpus, const char *classes, const char *extra)
 				add_user(names[i], false);
 		g_strfreev(names);
 	}
-	qsort(users, nr_users, sizeof(users[0]), cmp_user);
+	qsort(users, nr_users, sizeof(users[0]), mw_lock_user_cmp);
 	return true;
 }
 
@@ -354,34 +328,22 @@ static bool is_anon_vma_lock(u64 lock)
 /* The kind of lock a lock call of this mode takes, or -1. */
 static int lock_kind(u64 lock, int mode)
 {
-	int family = mode_family(mode);
+	int family = mw_mode_family(mode);
 
-	if (family == MODE_SPIN && is_pte_lock(lock))
-		return L_PTE;
-	if (kind_mode[L_I_MMAP] == family && is_i_mmap_lock(lock))
-		return L_I_MMAP;
-	if (kind_mode[L_ANON_VMA] == family && is_anon_vma_lock(lock))
-		return L_ANON_VMA;
+	if (family == MW_SPIN && is_pte_lock(lock))
+		return MW_PTE;
+	if (kind_mode[MW_I_MMAP] == family && is_i_mmap_lock(lock))
+		return MW_I_MMAP;
+	if (kind_mode[MW_ANON_VMA] == family && is_anon_vma_lock(lock))
+		return MW_ANON_VMA;
 	return -1;
 }
 
 /* ------------------------------------------------------------ call sites */
 
-static const struct lock_user *user_of(u64 ret)
+static const struct mw_lock_user *user_of(u64 ret)
 {
-	unsigned int lo = 0, hi = nr_users;
-
-	while (lo < hi) {
-		unsigned int mid = (lo + hi) / 2;
-
-		if (ret < users[mid].start)
-			hi = mid;
-		else if (ret >= users[mid].end)
-			lo = mid + 1;
-		else
-			return &users[mid];
-	}
-	return NULL;
+	return mw_lock_user_find(users, nr_users, ret);
 }
 
 /*
@@ -392,7 +354,7 @@ static const struct lock_user *user_of(u64 ret)
  */
 static u64 lock_site_ret(u64 ret, u64 fp)
 {
-	const struct lock_user *u = user_of(ret);
+	const struct mw_lock_user *u = user_of(ret);
 	u64 lo, hi, caller;
 
 	if (!u)
@@ -442,7 +404,7 @@ static struct mw_held *spin_hold_claim(unsigned int cpu, u64 lock,
 				       u64 ret, int kind, bool opened, u64 ts)
 {
 	struct lock_cpu *lc = &lock_cpus[cpu];
-	struct mw_lock_site *site = site_of(cpu, ret, kind, MODE_SPIN);
+	struct mw_lock_site *site = site_of(cpu, ret, kind, MW_SPIN);
 	struct mw_held *h;
 
 	if (!site)
@@ -467,7 +429,7 @@ void lock_spin_lock(unsigned int cpu)
 	site = lock_site_ret(hook_return_address(), guest_reg(R_RBP));
 	if (!site || guest_in_nmi())
 		return;
-	kind = lock_kind(lock, MODE_SPIN);
+	kind = lock_kind(lock, MW_SPIN);
 	if (kind < 0) {
 		lock_cpus[cpu].nonlock++;
 		return;
@@ -665,13 +627,13 @@ void lock_try_return(unsigned int cpu, u64 vaddr, int mode)
 	tc->ret = 0;
 	if (!(u32)guest_reg(R_RAX))
 		return;		/* not taken */
-	if (mode != MODE_SPIN) {
+	if (mode != MW_SPIN) {
 		if (guest_in_task())
 			sleep_hold_begin(cpu, tc->lock, tc->site, mode);
 		return;
 	}
 	/* a hold nested in an open window starts when the trylock returns */
-	kind = lock_kind(tc->lock, MODE_SPIN);
+	kind = lock_kind(tc->lock, MW_SPIN);
 	if (kind < 0 ||
 	    !spin_hold_claim(cpu, tc->lock, tc->site, kind, tc->opens,
 			     tc->opens ? tc->ts : vcpu_insns(cpu)))

@@ -15,19 +15,16 @@
 
 #include "records.h"
 
-/* Lock kinds; a window's lock tag is kind + 1, 0 for none. */
-enum { L_PTE, L_I_MMAP, L_ANON_VMA, L_KINDS };
-enum { MODE_SPIN, MODE_MUTEX, MODE_RWSEM_W, MODE_RWSEM_R, MODE_NONE };
-
-extern const char * const lock_name[L_KINDS];
-extern const char * const mode_name[MODE_NONE + 1];
+/* The lock kinds and modes are the module's (mmlat_records.h). */
+extern const char * const lock_name[MW_LOCK_KINDS];
+extern const char * const mode_name[MW_MODE_NONE + 1];
 
 struct lock_totals {
 	u64 nonlock;	/* lock calls from users on no known lock */
 	u64 site_overflow;
 	u64 slot_overflow;
 	u64 try_missed;
-	u64 in_flight[L_KINDS];
+	u64 in_flight[MW_LOCK_KINDS];
 };
 
 /*
