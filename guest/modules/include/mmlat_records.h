@@ -309,12 +309,15 @@ static __always_inline bool mw_same_site(const struct mw_lock_site *a,
 	return a->ret == b->ret && a->kind == b->kind && a->mode == b->mode;
 }
 
-/* Add one CPU's counts of a site, s, to the total t. */
+/* Add one CPU's counts of a site, s, to its total over the CPUs, t. */
 static __always_inline void mw_site_sum(struct mw_lock_site *t,
 					const struct mw_lock_site *s)
 {
 	unsigned int b;
 
+	t->ret = s->ret;
+	t->kind = s->kind;
+	t->mode = s->mode;
 	t->n += s->n;
 	t->total += s->total;
 	if (s->max > t->max)
@@ -330,18 +333,29 @@ static __always_inline void mw_site_sum(struct mw_lock_site *t,
 		t->hist[b] += s->hist[b];
 }
 
-/* Add a CPU's table of sites, tab, to the per-kind totals of the dump. */
-static inline void mw_sites_total(const struct mw_lock_site *tab, u64 *holds,
-				  u64 *lost, u64 *discarded)
+/* The totals of the locks dump. */
+struct mw_lock_totals {
+	u64 holds[MW_LOCK_KINDS], lost[MW_LOCK_KINDS];
+	u64 discarded[MW_LOCK_KINDS];
+	u64 in_flight[MW_LOCK_KINDS];	/* open when recording stopped */
+	u64 nonlock;		/* lock calls from a user on no known lock */
+	u64 site_overflow;	/* holds from a site no table had room for */
+	u64 slot_overflow;	/* sleeping holds no slot had room for */
+	u64 try_missed;		/* trylock calls whose return went unseen */
+};
+
+/* Add a CPU's table of sites, tab, to the per-kind totals t. */
+static inline void mw_sites_total(struct mw_lock_totals *t,
+				  const struct mw_lock_site *tab)
 {
 	unsigned int i;
 
 	for (i = 0; i < MW_MAX_SITES; i++) {
 		if (!tab[i].ret)
 			continue;
-		holds[tab[i].kind] += tab[i].n;
-		lost[tab[i].kind] += tab[i].lost;
-		discarded[tab[i].kind] += tab[i].discarded;
+		t->holds[tab[i].kind] += tab[i].n;
+		t->lost[tab[i].kind] += tab[i].lost;
+		t->discarded[tab[i].kind] += tab[i].discarded;
 	}
 }
 
