@@ -692,7 +692,7 @@ unsigned int lock_nr_cpus(void)
 	return nr_cpus;
 }
 
-void lock_totals(struct lock_totals *t)
+void lock_totals(struct mw_lock_totals *t)
 {
 	unsigned int cpu;
 

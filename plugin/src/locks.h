@@ -19,14 +19,6 @@
 extern const char * const lock_name[MW_LOCK_KINDS];
 extern const char * const mode_name[MW_MODE_NONE + 1];
 
-struct lock_totals {
-	u64 nonlock;	/* lock calls from users on no known lock */
-	u64 site_overflow;
-	u64 slot_overflow;
-	u64 try_missed;
-	u64 in_flight[MW_LOCK_KINDS];
-};
-
 /*
  * Read the lock users of classes.txt (rows with a lock; names with a *
  * skipped, as the module does) and find them in System.map; extra: colon-
@@ -65,7 +57,8 @@ const char *lock_user_name(unsigned int i, u64 *size);
 unsigned int lock_nr_missing(void);
 const char *lock_tag(u8 lock);
 struct mw_lock_site *lock_sites_of(unsigned int cpu);
-void lock_totals(struct lock_totals *t);
+/* The dump's totals but those the sites sum to (mw_sites_total()). */
+void lock_totals(struct mw_lock_totals *t);
 unsigned int lock_nr_cpus(void);
 
 #endif
