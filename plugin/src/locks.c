@@ -82,18 +82,14 @@ static struct trylock trylocks[] = {
 
 /* ------------------------------------------------------------- setup */
 
+/*
+ * offsets.c writes the module's own MW_*_MODE (mmlat_lock_members.h);
+ * anything else, as the -1 of constants from before, is no lock.
+ */
 static int mode_of_kconst(s64 v)
 {
-	switch (v) {
-	case 0:
-		return MW_SPIN;
-	case 1:
-		return MW_MUTEX;
-	case 2:
-		return MW_RWSEM_W;
-	default:
-		return MW_MODE_NONE;
-	}
+	return v == MW_SPIN || v == MW_MUTEX || v == MW_RWSEM_W ? v :
+								  MW_MODE_NONE;
 }
 
 int lock_mode(int kind)

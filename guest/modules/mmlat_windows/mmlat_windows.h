@@ -20,6 +20,7 @@
 #include <linux/sched/task_stack.h>
 #include <linux/types.h>
 
+#include "mmlat_lock_members.h"
 #include "mmlat_records.h"
 
 /* ------------------------------------------------------------- recording */
@@ -72,31 +73,6 @@ int mw_keys_init(void);
 void mw_keys_free(void);
 
 /* ---------------------------------------------------------- lock kinds */
-
-/*
- * What the i_mmap and anon_vma locks are in the kernel this module is
- * built for (Kbuild reads the headers): a spinlock before the series, a
- * mutex after it, an rwsem in 6.1.
- */
-#if defined(MMLAT_I_MMAP_SPIN)
-#define MW_I_MMAP_MODE		MW_SPIN
-#elif defined(MMLAT_I_MMAP_MUTEX)
-#define MW_I_MMAP_MODE		MW_MUTEX
-#elif defined(MMLAT_I_MMAP_RWSEM)
-#define MW_I_MMAP_MODE		MW_RWSEM_W
-#else
-#define MW_I_MMAP_MODE		MW_MODE_NONE
-#endif
-
-#if defined(MMLAT_ANON_VMA_SPIN)
-#define MW_ANON_VMA_MODE	MW_SPIN
-#elif defined(MMLAT_ANON_VMA_MUTEX)
-#define MW_ANON_VMA_MODE	MW_MUTEX
-#elif defined(MMLAT_ANON_VMA_RWSEM)
-#define MW_ANON_VMA_MODE	MW_RWSEM_W
-#else
-#define MW_ANON_VMA_MODE	MW_MODE_NONE
-#endif
 
 extern const char * const mw_mode_name[];
 extern const char * const mw_lock_name[MW_LOCK_KINDS];
