@@ -7,8 +7,9 @@
  * read back from the .s as asm-offsets are.
  *
  * What the headers declare comes from Kbuild: the lock kinds' types
- * (MMLAT_I_MMAP_* and MMLAT_ANON_VMA_*: spinlock, mutex or rwsem),
- * MMLAT_PTDESC and MMLAT_PCPU_HOT.
+ * (MMLAT_I_MMAP_* and MMLAT_ANON_VMA_*: spinlock, mutex or rwsem) and
+ * MMLAT_PTDESC, which mmlat_lock_members.h turns into members and modes
+ * as it does for the guest module, and MMLAT_PCPU_HOT.
  */
 #include <linux/kbuild.h>
 #include <linux/fs.h>
@@ -20,46 +21,8 @@
 #include <linux/sched.h>
 #include <asm/ptrace.h>
 
+#include "mmlat_lock_members.h"
 #include "mmlat_ptl.h"
-
-/* lock modes, as the plugin's lock.h numbers them */
-#define MODE_SPIN	0
-#define MODE_MUTEX	1
-#define MODE_RWSEM	2
-#define MODE_NONE	(-1)
-
-#if defined(MMLAT_I_MMAP_SPIN)
-#define I_MMAP_MEMBER	i_mmap_lock
-#define I_MMAP_MODE	MODE_SPIN
-#elif defined(MMLAT_I_MMAP_MUTEX)
-#define I_MMAP_MEMBER	i_mmap_mutex
-#define I_MMAP_MODE	MODE_MUTEX
-#elif defined(MMLAT_I_MMAP_RWSEM)
-#define I_MMAP_MEMBER	i_mmap_rwsem
-#define I_MMAP_MODE	MODE_RWSEM
-#else
-#define I_MMAP_MODE	MODE_NONE
-#endif
-
-#if defined(MMLAT_ANON_VMA_SPIN)
-#define ANON_VMA_MEMBER	lock
-#define ANON_VMA_MODE	MODE_SPIN
-#elif defined(MMLAT_ANON_VMA_MUTEX)
-#define ANON_VMA_MEMBER	mutex
-#define ANON_VMA_MODE	MODE_MUTEX
-#elif defined(MMLAT_ANON_VMA_RWSEM)
-#define ANON_VMA_MEMBER	rwsem
-#define ANON_VMA_MODE	MODE_RWSEM
-#else
-#define ANON_VMA_MODE	MODE_NONE
-#endif
-
-/* The struct that holds a split PTE lock: the page, or its ptdesc (6.5). */
-#ifdef MMLAT_PTDESC
-#define PTL_HOLDER	ptdesc
-#else
-#define PTL_HOLDER	page
-#endif
 
 /* main(), as the kernel's asm-offsets.c: compiled, never run */
 int main(void)
@@ -87,7 +50,7 @@ int main(void)
 #endif
 
 #if MMLAT_SPLIT_PTL && !ALLOC_SPLIT_PTLOCKS
-	OFFSET(PTL_OFFSET, PTL_HOLDER, ptl);
+	OFFSET(PTL_OFFSET, MW_PTL_HOLDER, ptl);
 #else
 	DEFINE(PTL_OFFSET, -1);
 #endif
@@ -112,17 +75,17 @@ int main(void)
 	DEFINE(SECTION_HAS_MEM_MAP, SECTION_HAS_MEM_MAP);
 	DEFINE(PFN_SECTION_SHIFT, PFN_SECTION_SHIFT);
 
-	DEFINE(I_MMAP_MODE, I_MMAP_MODE);
-#ifdef I_MMAP_MEMBER
-	OFFSET(AS_I_MMAP, address_space, I_MMAP_MEMBER);
+	DEFINE(I_MMAP_MODE, MW_I_MMAP_MODE);
+#ifdef MW_I_MMAP_MEMBER
+	OFFSET(AS_I_MMAP, address_space, MW_I_MMAP_MEMBER);
 #else
 	DEFINE(AS_I_MMAP, -1);
 #endif
 	OFFSET(AS_HOST, address_space, host);
 	OFFSET(INODE_I_MAPPING, inode, i_mapping);
-	DEFINE(ANON_VMA_MODE, ANON_VMA_MODE);
-#ifdef ANON_VMA_MEMBER
-	OFFSET(ANON_VMA_LOCK, anon_vma, ANON_VMA_MEMBER);
+	DEFINE(ANON_VMA_MODE, MW_ANON_VMA_MODE);
+#ifdef MW_ANON_VMA_MEMBER
+	OFFSET(ANON_VMA_LOCK, anon_vma, MW_ANON_VMA_MEMBER);
 #else
 	DEFINE(ANON_VMA_LOCK, -1);
 #endif

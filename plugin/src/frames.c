@@ -8,7 +8,7 @@ void print_frame(FILE *f, u64 ip)
 {
 	char buf[320];
 
-	if (ip == IDLE_IP) {
+	if (ip == MW_IDLE_IP) {
 		fputs("[idle]", f);
 		return;
 	}

@@ -6,7 +6,7 @@
 #include "types.h"
 #include <stdio.h>
 
-/* One frame: "func+0x1a/0x200", "[idle]" for IDLE_IP. */
+/* One frame: "func+0x1a/0x200", "[idle]" for MW_IDLE_IP. */
 void print_frame(FILE *f, u64 ip);
 
 /* Frames joined by commas. */

@@ -39,7 +39,7 @@ enum kconst {
 	K_SECTION_MAP_MASK,
 	K_SECTION_HAS_MEM_MAP,
 	K_PFN_SECTION_SHIFT,
-	/* lock modes: 0 spin, 1 mutex, 2 rwsem, -1 none (lock.h's MODE_) */
+	/* lock modes: MW_SPIN, MW_MUTEX, MW_RWSEM_W, else none */
 	K_I_MMAP_MODE,
 	K_AS_I_MMAP,
 	K_AS_HOST,

@@ -22,36 +22,11 @@
 #include "windows.h"
 
 #define MAX_USERS	512	/* lock user functions, statics repeated */
-#define HELD_SLOTS	6	/* spinning holds per vCPU */
 #define SLEEP_SLOTS	32	/* sleeping holds, all tasks */
 #define TRY_SLOTS	64	/* trylock calls in flight per vCPU, as the module's */
-#define PROBE_LEN	8
 
-const char * const lock_name[L_KINDS] = { "pte", "i_mmap", "anon_vma" };
-const char * const mode_name[MODE_NONE + 1] = {
-	"spin", "mutex", "rwsem-write", "rwsem-read", "none"
-};
-
-/*
- * A lock user function: [start, end) of its text.  through: it takes the
- * lock for its caller (a plumbing row lists it too), whose call site the
- * hold is counted at.
- */
-struct lock_user {
-	u64 start, end;
-	const char *name;
-	bool through;
-};
-
-struct held {
-	u64 lock;		/* 0: free */
-	u64 task;
-	u8 kind;
-	u64 ts;		/* the lock hook */
-	u64 window;	/* nested: the preempt-off window it is in */
-	bool opened;		/* no window was open: its acquisition opens one */
-	struct lock_site *site;
-};
+const char * const lock_name[MW_LOCK_KINDS] = MW_LOCK_NAMES;
+const char * const mode_name[MW_MODE_NONE + 1] = MW_MODE_NAMES;
 
 struct try_call {
 	u64 ret;		/* 0: free */
@@ -61,12 +36,12 @@ struct try_call {
 };
 
 struct lock_cpu {
-	struct held held[HELD_SLOTS];
+	struct mw_held held[MW_HELD_SLOTS];
 	unsigned int nr_held;
 	struct try_call try[TRY_SLOTS];
 	unsigned int try_next;
 	u64 nonlock, site_overflow;
-	struct lock_site sites[MAX_SITES];
+	struct mw_lock_site sites[MW_MAX_SITES];
 };
 
 struct sleep_hold {
@@ -78,16 +53,16 @@ struct sleep_hold {
 	u64 ctxsw;		/* nvcsw + nivcsw at the lock call */
 };
 
-static struct lock_user users[MAX_USERS];
+static struct mw_lock_user users[MAX_USERS];
 static unsigned int nr_users, nr_missing;
 static struct lock_cpu *lock_cpus;
 static unsigned int nr_cpus;
 static struct sleep_hold sleep_held[SLEEP_SLOTS];
 static unsigned int nr_sleep_open;
 static u64 slot_overflow, try_missed;
-static u64 in_flight[L_KINDS];
+static u64 in_flight[MW_LOCK_KINDS];
 static u64 spin_lock_start, spin_lock_end;
-static int kind_mode[L_KINDS];
+static int kind_mode[MW_LOCK_KINDS];
 static u64 mem_section_addr, vmemmap_base;
 static GHashTable *section_maps;	/* section nr -> its mem_map word */
 
@@ -99,26 +74,22 @@ struct trylock {
 };
 
 static struct trylock trylocks[] = {
-	{ "_raw_spin_trylock", MODE_SPIN },
-	{ "mutex_trylock", MODE_MUTEX },
-	{ "down_read_trylock", MODE_RWSEM_R },
-	{ "down_write_trylock", MODE_RWSEM_W },
+	{ "_raw_spin_trylock", MW_SPIN },
+	{ "mutex_trylock", MW_MUTEX },
+	{ "down_read_trylock", MW_RWSEM_R },
+	{ "down_write_trylock", MW_RWSEM_W },
 };
 
 /* ------------------------------------------------------------- setup */
 
+/*
+ * offsets.c writes the module's own MW_*_MODE (mmlat_lock_members.h);
+ * anything else, as the -1 of constants from before, is no lock.
+ */
 static int mode_of_kconst(s64 v)
 {
-	switch (v) {
-	case 0:
-		return MODE_SPIN;
-	case 1:
-		return MODE_MUTEX;
-	case 2:
-		return MODE_RWSEM_W;
-	default:
-		return MODE_NONE;
-	}
+	return v == MW_SPIN || v == MW_MUTEX || v == MW_RWSEM_W ? v :
+								  MW_MODE_NONE;
 }
 
 int lock_mode(int kind)
@@ -126,17 +97,11 @@ int lock_mode(int kind)
 	return kind_mode[kind];
 }
 
-/* rwsem readers and writers take the same lock */
-static int mode_family(int mode)
-{
-	return mode == MODE_RWSEM_R ? MODE_RWSEM_W : mode;
-}
-
 bool lock_family_hooked(int mode)
 {
-	int family = mode_family(mode);
+	int family = mw_mode_family(mode);
 
-	return family == kind_mode[L_I_MMAP] || family == kind_mode[L_ANON_VMA];
+	return family == kind_mode[MW_I_MMAP] || family == kind_mode[MW_ANON_VMA];
 }
 
 static void add_user(const char *name, bool through)
@@ -167,13 +132,6 @@ static void add_user(const char *name, bool through)
 		users[nr_users].through = through;
 		nr_users++;
 	}
-}
-
-static int cmp_user(const void *a, const void *b)
-{
-	const struct lock_user *x = a, *y = b;
-
-	return x->start < y->start ? -1 : x->start > y->start;
 }
 
 /*
@@ -235,9 +193,9 @@ bool locks_init(unsigned int cpus, const char *classes, const char *extra)
 
 	nr_cpus = cpus;
 	lock_cpus = g_new0(struct lock_cpu, cpus);
-	kind_mode[L_PTE] = kconst[K_PTL_OFFSET] >= 0 ? MODE_SPIN : MODE_NONE;
-	kind_mode[L_I_MMAP] = mode_of_kconst(kconst[K_I_MMAP_MODE]);
-	kind_mode[L_ANON_VMA] = mode_of_kconst(kconst[K_ANON_VMA_MODE]);
+	kind_mode[MW_PTE] = kconst[K_PTL_OFFSET] >= 0 ? MW_SPIN : MW_MODE_NONE;
+	kind_mode[MW_I_MMAP] = mode_of_kconst(kconst[K_I_MMAP_MODE]);
+	kind_mode[MW_ANON_VMA] = mode_of_kconst(kconst[K_ANON_VMA_MODE]);
 	if (!symbol_range("_raw_spin_lock", &spin_lock_start, &spin_lock_end)) {
 		fprintf(stderr, "mmlat plugin: no _raw_spin_lock in System.map\n");
 		return false;
@@ -258,7 +216,7 @@ bool locks_init(unsigned int cpus, const char *classes, const char *extra)
 				add_user(names[i], false);
 		g_strfreev(names);
 	}
-	qsort(users, nr_users, sizeof(users[0]), cmp_user);
+	qsort(users, nr_users, sizeof(users[0]), mw_lock_user_cmp);
 	return true;
 }
 
@@ -366,34 +324,22 @@ static bool is_anon_vma_lock(u64 lock)
 /* The kind of lock a lock call of this mode takes, or -1. */
 static int lock_kind(u64 lock, int mode)
 {
-	int family = mode_family(mode);
+	int family = mw_mode_family(mode);
 
-	if (family == MODE_SPIN && is_pte_lock(lock))
-		return L_PTE;
-	if (kind_mode[L_I_MMAP] == family && is_i_mmap_lock(lock))
-		return L_I_MMAP;
-	if (kind_mode[L_ANON_VMA] == family && is_anon_vma_lock(lock))
-		return L_ANON_VMA;
+	if (family == MW_SPIN && is_pte_lock(lock))
+		return MW_PTE;
+	if (kind_mode[MW_I_MMAP] == family && is_i_mmap_lock(lock))
+		return MW_I_MMAP;
+	if (kind_mode[MW_ANON_VMA] == family && is_anon_vma_lock(lock))
+		return MW_ANON_VMA;
 	return -1;
 }
 
 /* ------------------------------------------------------------ call sites */
 
-static const struct lock_user *user_of(u64 ret)
+static const struct mw_lock_user *user_of(u64 ret)
 {
-	unsigned int lo = 0, hi = nr_users;
-
-	while (lo < hi) {
-		unsigned int mid = (lo + hi) / 2;
-
-		if (ret < users[mid].start)
-			hi = mid;
-		else if (ret >= users[mid].end)
-			lo = mid + 1;
-		else
-			return &users[mid];
-	}
-	return NULL;
+	return mw_lock_user_find(users, nr_users, ret);
 }
 
 /*
@@ -404,7 +350,7 @@ static const struct lock_user *user_of(u64 ret)
  */
 static u64 lock_site_ret(u64 ret, u64 fp)
 {
-	const struct lock_user *u = user_of(ret);
+	const struct mw_lock_user *u = user_of(ret);
 	u64 lo, hi, caller;
 
 	if (!u)
@@ -417,36 +363,15 @@ static u64 lock_site_ret(u64 ret, u64 fp)
 	return user_of(caller) ? caller : ret;
 }
 
-static struct lock_site *site_of(unsigned int cpu, u64 ret, int kind,
-				 int mode)
+static struct mw_lock_site *site_of(unsigned int cpu, u64 ret, int kind,
+				    int mode)
 {
 	struct lock_cpu *lc = &lock_cpus[cpu];
-	u64 h = ((ret ^ (kind << 4 | mode)) * 0x61c8864680b583ebULL) >> 32;
-	unsigned int i;
+	struct mw_lock_site *s = mw_site_find(lc->sites, ret, kind, mode);
 
-	for (i = 0; i < PROBE_LEN; i++) {
-		struct lock_site *s = &lc->sites[(h + i) & (MAX_SITES - 1)];
-
-		if (s->ret == ret && s->kind == kind && s->mode == mode)
-			return s;
-		if (!s->ret) {
-			s->ret = ret;
-			s->kind = kind;
-			s->mode = mode;
-			return s;
-		}
-	}
-	lc->site_overflow++;
-	return NULL;
-}
-
-static void site_add(struct lock_site *st, u64 d)
-{
-	st->n++;
-	st->total += d;
-	if (d > st->max)
-		st->max = d;
-	st->hist[mmlat_hist_bucket(d, MMLAT_HIST_SUB_BITS)]++;
+	if (!s)
+		lc->site_overflow++;
+	return s;
 }
 
 /* ------------------------------------------------------- spinning holds */
@@ -454,15 +379,15 @@ static void site_add(struct lock_site *st, u64 d)
 u8 lock_opening_tag(unsigned int cpu, u64 ip)
 {
 	struct lock_cpu *lc = &lock_cpus[cpu];
-	struct held *best = NULL;
+	struct mw_held *best = NULL;
 	u64 task;
 	int i;
 
 	if (ip < spin_lock_start || ip >= spin_lock_end || !lc->nr_held)
 		return 0;
 	task = guest_current();
-	for (i = 0; i < HELD_SLOTS; i++) {
-		struct held *h = &lc->held[i];
+	for (i = 0; i < MW_HELD_SLOTS; i++) {
+		struct mw_held *h = &lc->held[i];
 
 		if (h->lock && h->opened && h->task == task &&
 		    (!best || h->ts > best->ts))
@@ -471,31 +396,16 @@ u8 lock_opening_tag(unsigned int cpu, u64 ip)
 	return best ? best->kind + 1 : 0;
 }
 
-static struct held *spin_hold_claim(unsigned int cpu, u64 lock,
-				    u64 ret, int kind, bool opened,
-				    u64 ts)
+static struct mw_held *spin_hold_claim(unsigned int cpu, u64 lock,
+				       u64 ret, int kind, bool opened, u64 ts)
 {
 	struct lock_cpu *lc = &lock_cpus[cpu];
-	struct lock_site *site = site_of(cpu, ret, kind, MODE_SPIN);
-	struct held *h = NULL;
-	int i;
+	struct mw_lock_site *site = site_of(cpu, ret, kind, MW_SPIN);
+	struct mw_held *h;
 
 	if (!site)
 		return NULL;
-	for (i = 0; i < HELD_SLOTS; i++) {
-		if (lc->held[i].lock == lock) {
-			h = &lc->held[i];	/* its unlock went unseen */
-			break;
-		}
-		if (!h && !lc->held[i].lock)
-			h = &lc->held[i];
-	}
-	if (!h)
-		h = &lc->held[0];
-	if (h->lock)
-		h->site->lost++;
-	else
-		lc->nr_held++;
+	h = mw_held_slot(lc->held, &lc->nr_held, lock);
 	h->lock = lock;
 	h->site = site;
 	h->opened = opened;
@@ -515,7 +425,7 @@ void lock_spin_lock(unsigned int cpu)
 	site = lock_site_ret(hook_return_address(), guest_reg(R_RBP));
 	if (!site || guest_in_nmi())
 		return;
-	kind = lock_kind(lock, MODE_SPIN);
+	kind = lock_kind(lock, MW_SPIN);
 	if (kind < 0) {
 		lock_cpus[cpu].nonlock++;
 		return;
@@ -528,16 +438,16 @@ void lock_spin_lock(unsigned int cpu)
 void lock_spin_unlock(unsigned int cpu)
 {
 	struct lock_cpu *lc = &lock_cpus[cpu];
-	struct win_start *w;
+	struct mw_win_start *w;
 	u64 lock, start;
-	struct held *h;
+	struct mw_held *h;
 	int i;
 
 	if (!lc->nr_held || guest_in_nmi())
 		return;
 	lock = guest_reg(R_RDI);
 	w = win_open(cpu, W_PREEMPT);
-	for (i = 0; i < HELD_SLOTS; i++) {
+	for (i = 0; i < MW_HELD_SLOTS; i++) {
 		h = &lc->held[i];
 		if (h->lock != lock)
 			continue;
@@ -553,7 +463,7 @@ void lock_spin_unlock(unsigned int cpu)
 			return;
 		}
 		start = h->opened ? w->ts : h->ts;
-		site_add(h->site, insns_to_ns(vcpu_insns(cpu) - start));
+		mw_site_hold(h->site, insns_to_ns(vcpu_insns(cpu) - start));
 		return;
 	}
 }
@@ -594,7 +504,7 @@ static void sleep_hold_begin(unsigned int cpu, u64 lock, u64 ret,
 	sh = sleep_slot(lock, task);
 	if (sh) {
 		/* taken again by its holder: the unlock went unseen */
-		struct lock_site *st = site_of(sh->cpu, sh->ret, sh->kind,
+		struct mw_lock_site *st = site_of(sh->cpu, sh->ret, sh->kind,
 					       sh->mode);
 
 		if (st)
@@ -636,7 +546,7 @@ void lock_sleep_lock(unsigned int cpu, int mode)
 void lock_sleep_unlock(unsigned int cpu)
 {
 	struct sleep_hold *sh;
-	struct lock_site *st;
+	struct mw_lock_site *st;
 	u64 task;
 
 	if (!nr_sleep_open || !guest_in_task())
@@ -647,7 +557,7 @@ void lock_sleep_unlock(unsigned int cpu)
 		return;
 	st = site_of(sh->cpu, sh->ret, sh->kind, sh->mode);
 	if (st) {
-		site_add(st, insns_to_ns(vcpu_insns(cpu) - sh->ts));
+		mw_site_hold(st, insns_to_ns(vcpu_insns(cpu) - sh->ts));
 		if (task_ctxsw(task) != sh->ctxsw)
 			st->slept++;
 	}
@@ -702,7 +612,7 @@ void lock_try_return(unsigned int cpu, u64 vaddr, int mode)
 	struct lock_cpu *lc = &lock_cpus[cpu];
 	u64 rsp = guest_reg(R_RSP);
 	struct try_call *tc = NULL;
-	struct win_start *w;
+	struct mw_win_start *w;
 	int i, kind;
 
 	for (i = 0; i < TRY_SLOTS; i++)
@@ -713,13 +623,13 @@ void lock_try_return(unsigned int cpu, u64 vaddr, int mode)
 	tc->ret = 0;
 	if (!(u32)guest_reg(R_RAX))
 		return;		/* not taken */
-	if (mode != MODE_SPIN) {
+	if (mode != MW_SPIN) {
 		if (guest_in_task())
 			sleep_hold_begin(cpu, tc->lock, tc->site, mode);
 		return;
 	}
 	/* a hold nested in an open window starts when the trylock returns */
-	kind = lock_kind(tc->lock, MODE_SPIN);
+	kind = lock_kind(tc->lock, MW_SPIN);
 	if (kind < 0 ||
 	    !spin_hold_claim(cpu, tc->lock, tc->site, kind, tc->opens,
 			     tc->opens ? tc->ts : vcpu_insns(cpu)))
@@ -739,7 +649,7 @@ void locks_stop(void)
 
 	memset(in_flight, 0, sizeof(in_flight));
 	for (cpu = 0; cpu < nr_cpus; cpu++)
-		for (i = 0; i < HELD_SLOTS; i++)
+		for (i = 0; i < MW_HELD_SLOTS; i++)
 			if (lock_cpus[cpu].held[i].lock)
 				in_flight[lock_cpus[cpu].held[i].kind]++;
 	for (i = 0; i < SLEEP_SLOTS; i++)
@@ -768,7 +678,7 @@ const char *lock_tag(u8 lock)
 	return lock ? lock_name[lock - 1] : "none";
 }
 
-struct lock_site *lock_sites_of(unsigned int cpu)
+struct mw_lock_site *lock_sites_of(unsigned int cpu)
 {
 	return lock_cpus[cpu].sites;
 }
@@ -778,7 +688,7 @@ unsigned int lock_nr_cpus(void)
 	return nr_cpus;
 }
 
-void lock_totals(struct lock_totals *t)
+void lock_totals(struct mw_lock_totals *t)
 {
 	unsigned int cpu;
 

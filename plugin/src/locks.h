@@ -13,35 +13,11 @@
 #include "types.h"
 #include <stdio.h>
 
-#include "hist.h"
+#include "records.h"
 
-/* Lock kinds; a window's lock tag is kind + 1, 0 for none. */
-enum { L_PTE, L_I_MMAP, L_ANON_VMA, L_KINDS };
-enum { MODE_SPIN, MODE_MUTEX, MODE_RWSEM_W, MODE_RWSEM_R, MODE_NONE };
-
-extern const char * const lock_name[L_KINDS];
-extern const char * const mode_name[MODE_NONE + 1];
-
-/* One lock call site: the hold times of one lock kind taken there. */
-struct lock_site {
-	u64 ret;		/* return address of the lock call; 0: free */
-	u8 kind, mode;
-	u64 n, total, max;
-	u64 lost;		/* taken here, unlock never seen */
-	u64 discarded;	/* spinning: not inside one preempt-off window */
-	u64 slept;		/* sleeping: the holder was switched out */
-	u32 hist[MMLAT_HIST_NBUCKETS];
-};
-
-#define MAX_SITES	256	/* lock call sites per vCPU */
-
-struct lock_totals {
-	u64 nonlock;	/* lock calls from users on no known lock */
-	u64 site_overflow;
-	u64 slot_overflow;
-	u64 try_missed;
-	u64 in_flight[L_KINDS];
-};
+/* The lock kinds and modes are the module's (mmlat_records.h). */
+extern const char * const lock_name[MW_LOCK_KINDS];
+extern const char * const mode_name[MW_MODE_NONE + 1];
 
 /*
  * Read the lock users of classes.txt (rows with a lock; names with a *
@@ -80,8 +56,9 @@ unsigned int lock_nr_users(void);
 const char *lock_user_name(unsigned int i, u64 *size);
 unsigned int lock_nr_missing(void);
 const char *lock_tag(u8 lock);
-struct lock_site *lock_sites_of(unsigned int cpu);
-void lock_totals(struct lock_totals *t);
+struct mw_lock_site *lock_sites_of(unsigned int cpu);
+/* The dump's totals but those the sites sum to (mw_sites_total()). */
+void lock_totals(struct mw_lock_totals *t);
 unsigned int lock_nr_cpus(void);
 
 #endif

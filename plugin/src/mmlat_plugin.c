@@ -70,18 +70,18 @@ static const struct hook_func hook_funcs[] = {
 	{ "start_critical_timings", { H_IDLE_START }, 1 },
 	{ "irqentry_nmi_enter", { H_NMI_ENTER }, 1 },
 	{ "irqentry_nmi_exit", { H_NMI_EXIT }, 1 },
-	{ "_raw_spin_lock", { H_SPIN_LOCK, MODE_SPIN }, -1 },
-	{ "_raw_spin_unlock", { H_SPIN_UNLOCK, MODE_SPIN }, -1 },
-	{ "mutex_lock", { H_SLEEP_LOCK, MODE_MUTEX }, -1 },
-	{ "mutex_unlock", { H_SLEEP_UNLOCK, MODE_MUTEX }, -1 },
-	{ "down_write", { H_SLEEP_LOCK, MODE_RWSEM_W }, -1 },
-	{ "down_read", { H_SLEEP_LOCK, MODE_RWSEM_R }, -1 },
-	{ "up_write", { H_SLEEP_UNLOCK, MODE_RWSEM_W }, -1 },
-	{ "up_read", { H_SLEEP_UNLOCK, MODE_RWSEM_R }, -1 },
-	{ "_raw_spin_trylock", { H_TRY, MODE_SPIN }, -1 },
-	{ "mutex_trylock", { H_TRY, MODE_MUTEX }, -1 },
-	{ "down_read_trylock", { H_TRY, MODE_RWSEM_R }, -1 },
-	{ "down_write_trylock", { H_TRY, MODE_RWSEM_W }, -1 },
+	{ "_raw_spin_lock", { H_SPIN_LOCK, MW_SPIN }, -1 },
+	{ "_raw_spin_unlock", { H_SPIN_UNLOCK, MW_SPIN }, -1 },
+	{ "mutex_lock", { H_SLEEP_LOCK, MW_MUTEX }, -1 },
+	{ "mutex_unlock", { H_SLEEP_UNLOCK, MW_MUTEX }, -1 },
+	{ "down_write", { H_SLEEP_LOCK, MW_RWSEM_W }, -1 },
+	{ "down_read", { H_SLEEP_LOCK, MW_RWSEM_R }, -1 },
+	{ "up_write", { H_SLEEP_UNLOCK, MW_RWSEM_W }, -1 },
+	{ "up_read", { H_SLEEP_UNLOCK, MW_RWSEM_R }, -1 },
+	{ "_raw_spin_trylock", { H_TRY, MW_SPIN }, -1 },
+	{ "mutex_trylock", { H_TRY, MW_MUTEX }, -1 },
+	{ "down_read_trylock", { H_TRY, MW_RWSEM_R }, -1 },
+	{ "down_write_trylock", { H_TRY, MW_RWSEM_W }, -1 },
 };
 
 /*
@@ -375,7 +375,7 @@ static bool hook_functions(const char *mark_func)
 		 */
 		if (hf->need < 0 &&
 		    (!with_locks ||
-		     ((hf->hook.type == H_TRY || hf->hook.mode != MODE_SPIN) &&
+		     ((hf->hook.type == H_TRY || hf->hook.mode != MW_SPIN) &&
 		      !lock_family_hooked(hf->hook.mode))))
 			continue;
 		if (symbol_range(hf->name, &start, &end)) {

@@ -77,7 +77,7 @@ u64 hook_parent_address(void)
  * rsp, which the walk starts from.
  */
 unsigned int open_stack(u64 ip, u64 parent,
-			u64 stack[OPEN_DEPTH])
+			u64 stack[MW_OPEN_DEPTH])
 {
 	u64 lo, hi, fp, frame[2];
 	unsigned int n = 0, skipped = 0;
@@ -102,7 +102,7 @@ unsigned int open_stack(u64 ip, u64 parent,
 		}
 		if (n || ret == ip) {
 			stack[n++] = ret;
-			if (n == OPEN_DEPTH)
+			if (n == MW_OPEN_DEPTH)
 				break;
 		} else if (++skipped > OPEN_SKIP) {
 			break;
@@ -121,14 +121,14 @@ none:
 	return n;
 }
 
-unsigned int end_stack(u64 stack[END_DEPTH])
+unsigned int end_stack(u64 stack[MW_MAX_STACK])
 {
 	u64 fp = guest_reg(R_RBP), frame[2], cs;
 	unsigned int n = 0;
 
 	hook_stack_read();
 	stack[n++] = hook_return_address();
-	while (n < END_DEPTH && guest_kernel_addr(fp)) {
+	while (n < MW_MAX_STACK && guest_kernel_addr(fp)) {
 		if (fp & 1) {
 			/* ENCODE_FRAME_POINTER: an interrupt's saved registers */
 			u64 regs = fp & ~1ULL;

@@ -8,29 +8,25 @@
 #ifndef MMLAT_PLUGIN_STACK_H
 #define MMLAT_PLUGIN_STACK_H
 
-#include "types.h"
-
-#define OPEN_DEPTH	6	/* frames kept at a window's open */
-#define END_DEPTH	16	/* frames of the longest window's end */
-#define IDLE_IP		(~0ULL)	/* a window opened by leaving idle */
+#include "records.h"	/* the depths of the stacks a window keeps */
 
 /*
  * The stack at a window's open, as the guest module's open_stack() keeps
  * it: the frames up to the one returning to ip (the tracepoint's caller
- * ip) are passed, then up to OPEN_DEPTH return addresses kept from there,
- * opener first, walking only the current task's stack, outward only; a
- * window opened elsewhere (an interrupt stack) keeps ip and parent.
- * Returns the depth.
+ * ip) are passed, then up to MW_OPEN_DEPTH return addresses kept from
+ * there, opener first, walking only the current task's stack, outward
+ * only; a window opened elsewhere (an interrupt stack) keeps ip and
+ * parent.  Returns the depth.
  */
 unsigned int open_stack(u64 ip, u64 parent,
-			u64 stack[OPEN_DEPTH]);
+			u64 stack[MW_OPEN_DEPTH]);
 
 /*
  * The whole stack at a hook, innermost first, through interrupt frames
  * (the entry code's encoded frame pointer) as the kernel's frame-pointer
  * unwinder goes.  Returns the depth.
  */
-unsigned int end_stack(u64 stack[END_DEPTH]);
+unsigned int end_stack(u64 stack[MW_MAX_STACK]);
 
 /*
  * Read the stack above rsp in one piece for this hook: the frame walks

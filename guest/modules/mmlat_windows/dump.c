@@ -7,23 +7,14 @@
  * are resolved in the guest (%pS form, a module's name dropped).
  */
 #include <linux/kallsyms.h>
-#include <linux/minmax.h>
 #include <linux/proc_fs.h>
 #include <linux/seq_file.h>
 #include <linux/string.h>
 
 #include "mmlat_windows.h"
 
-#define DUMP_VERSION	3
-
-static const char * const kind_name[MW_KINDS] = { "preempt", "irq" };
-
-/* Sums for the show functions (too large for the stack); mw_state_lock. */
-static struct mw_win_stats sum_win;
-static struct mw_lock_site sum_site;
-
 /* One frame as "func+0x1a/0x200", without a module's " [name]". */
-static void mw_print_frame(struct seq_file *m, unsigned long ip)
+static void mw_dump_frame(struct seq_file *m, u64 ip)
 {
 	char buf[KSYM_SYMBOL_LEN];
 
@@ -36,29 +27,15 @@ static void mw_print_frame(struct seq_file *m, unsigned long ip)
 	seq_puts(m, buf);
 }
 
-static void mw_print_stack(struct seq_file *m, const unsigned long *stack,
-			   unsigned int depth)
-{
-	unsigned int i;
+/* The lines both the module and the plugin print, to a seq_file here. */
+#define mw_dump_printf	seq_printf
+#include "mmlat_dump.h"
 
-	seq_puts(m, " stack=");
-	for (i = 0; i < depth; i++) {
-		if (i)
-			seq_putc(m, ',');
-		mw_print_frame(m, stack[i]);
-	}
-}
+static const char * const kind_name[MW_KINDS] = { "preempt", "irq" };
 
-static void mw_print_buckets(struct seq_file *m, const u32 *hist,
-			     unsigned int sb)
-{
-	unsigned int b;
-
-	seq_puts(m, " buckets=");
-	for (b = 0; b < mmlat_hist_buckets(sb); b++)
-		if (hist[b])
-			seq_printf(m, "%llu:%u,", mmlat_hist_lo(b, sb), hist[b]);
-}
+/* Sums for the show functions (too large for the stack); mw_state_lock. */
+static struct mw_win_stats sum_win;
+static struct mw_lock_site sum_site;
 
 static const char *mw_lock_tag(u8 lock)
 {
@@ -68,63 +45,17 @@ static const char *mw_lock_tag(u8 lock)
 static void mw_sum_kind(int kind)
 {
 	struct mw_win_stats *t = &sum_win;
-	int cpu, b;
+	int cpu;
 
 	memset(t, 0, sizeof(*t));
-	for_each_possible_cpu(cpu) {
-		struct mw_win_stats *st = mw_wstats(cpu, kind);
-
-		t->n += st->n;
-		t->total += st->total;
-		t->unmatched += st->unmatched;
-		t->nested_begin += st->nested_begin;
-		t->edge += st->edge;
-		t->idle_cut += st->idle_cut;
-		t->keyed += st->keyed;
-		t->overflow += st->overflow;
-		t->overflow_max = max(t->overflow_max, st->overflow_max);
-		if (st->max >= t->max) {
-			t->max = st->max;
-			t->max_open_depth = st->max_open_depth;
-			t->max_lock = st->max_lock;
-			memcpy(t->max_open, st->max_open, sizeof(t->max_open));
-			t->max_depth = st->max_depth;
-			memcpy(t->max_stack, st->max_stack,
-			       sizeof(t->max_stack));
-		}
-		for (b = 0; b < MMLAT_HIST_NBUCKETS; b++)
-			t->hist[b] += st->hist[b];
-	}
+	for_each_possible_cpu(cpu)
+		mw_win_stats_sum(t, mw_wstats(cpu, kind));
 }
 
 static void mw_show_kind(struct seq_file *m, int kind)
 {
-	struct mw_win_stats *t = &sum_win;
-	const char *name = kind_name[kind];
-	int b, i;
-
 	mw_sum_kind(kind);
-	seq_printf(m, "kind %s n=%llu total_ns=%llu max_ns=%llu unmatched=%llu nested_begin=%llu edge=%llu idle_cut=%llu keyed=%llu overflow=%llu overflow_max_ns=%llu max_lock=%s\n",
-		   name, t->n, t->total, t->max, t->unmatched,
-		   t->nested_begin, t->edge, t->idle_cut, t->keyed,
-		   t->overflow, t->overflow_max, mw_lock_tag(t->max_lock));
-	for (i = 0; i < t->max_open_depth; i++) {
-		seq_printf(m, "maxopen %s %d ", name, i);
-		mw_print_frame(m, t->max_open[i]);
-		seq_putc(m, '\n');
-	}
-	for (i = 0; i < t->max_depth; i++) {
-		seq_printf(m, "maxstack %s %d ", name, i);
-		mw_print_frame(m, t->max_stack[i]);
-		seq_putc(m, '\n');
-	}
-	for (b = 0; b < MMLAT_HIST_NBUCKETS; b++)
-		if (t->hist[b])
-			seq_printf(m, "bucket %s lo_ns=%llu hi_ns=%llu n=%llu\n",
-				   name, mmlat_hist_lo(b, MMLAT_HIST_SUB_BITS),
-				   b + 1 < MMLAT_HIST_NBUCKETS ?
-				   mmlat_hist_lo(b + 1, MMLAT_HIST_SUB_BITS) : U64_MAX,
-				   t->hist[b]);
+	mw_dump_kind(m, kind_name[kind], &sum_win, mw_lock_tag(sum_win.max_lock));
 }
 
 static void mw_show_keys(struct seq_file *m, int cpu, int kind)
@@ -132,16 +63,10 @@ static void mw_show_keys(struct seq_file *m, int cpu, int kind)
 	struct mw_win_key *k = mw_keys(cpu, kind);
 	unsigned int i;
 
-	for (i = 0; i < mw_table_size; i++) {
-		if (!k[i].depth)
-			continue;
-		seq_printf(m, "key %s cpu=%d n=%llu total_ns=%llu max_ns=%llu lock=%s",
-			   kind_name[kind], cpu, k[i].n, k[i].total, k[i].max,
-			   mw_lock_tag(k[i].lock));
-		mw_print_stack(m, k[i].stack, k[i].depth);
-		mw_print_buckets(m, k[i].hist, MMLAT_HIST_KEY_SUB_BITS);
-		seq_putc(m, '\n');
-	}
+	for (i = 0; i < mw_table_size; i++)
+		if (k[i].depth)
+			mw_dump_key(m, kind_name[kind], cpu, &k[i],
+				    mw_lock_tag(k[i].lock));
 }
 
 static int mw_windows_show(struct seq_file *m, void *v)
@@ -149,7 +74,7 @@ static int mw_windows_show(struct seq_file *m, void *v)
 	int cpu, kind, i;
 
 	mutex_lock(&mw_state_lock);
-	seq_printf(m, "mmlat_windows %d\n", DUMP_VERSION);
+	seq_printf(m, "mmlat_windows %d\n", MW_DUMP_VERSION);
 	seq_printf(m, "param clock=local_clock thresh_ns=%llu table_size=%u cpus=%u sub_bits=%d key_sub_bits=%d open_depth=%d running=%d",
 		   mw_thresh_ns, mw_table_size, num_possible_cpus(),
 		   MMLAT_HIST_SUB_BITS, MMLAT_HIST_KEY_SUB_BITS, MW_OPEN_DEPTH,
@@ -167,37 +92,19 @@ static int mw_windows_show(struct seq_file *m, void *v)
 	return 0;
 }
 
-static inline bool mw_same_site(const struct mw_lock_site *a,
-				const struct mw_lock_site *b)
-{
-	return a->ret == b->ret && a->kind == b->kind && a->mode == b->mode;
-}
-
 /* Sum one call site over every CPU's table into sum_site. */
 static void mw_sum_site(const struct mw_lock_site *key)
 {
 	struct mw_lock_site *t = &sum_site;
-	int cpu, i, b;
+	int cpu, i;
 
 	memset(t, 0, sizeof(*t));
 	for_each_possible_cpu(cpu) {
 		struct mw_lock_site *tab = mw_sites(cpu);
 
-		for (i = 0; i < MW_MAX_SITES; i++) {
-			if (!mw_same_site(&tab[i], key))
-				continue;
-			t->n += tab[i].n;
-			t->total += tab[i].total;
-			t->max = max(t->max, tab[i].max);
-			t->lost += tab[i].lost;
-			t->discarded += tab[i].discarded;
-			t->slept += tab[i].slept;
-			t->waits += tab[i].waits;
-			t->wait_total += tab[i].wait_total;
-			t->wait_max = max(t->wait_max, tab[i].wait_max);
-			for (b = 0; b < MMLAT_HIST_NBUCKETS; b++)
-				t->hist[b] += tab[i].hist[b];
-		}
+		for (i = 0; i < MW_MAX_SITES; i++)
+			if (mw_same_site(&tab[i], key))
+				mw_site_sum(t, &tab[i]);
 	}
 }
 
@@ -218,31 +125,19 @@ static bool mw_site_seen(int cpu, const struct mw_lock_site *key)
 
 static void mw_show_lock_totals(struct seq_file *m)
 {
-	u64 holds[MW_LOCK_KINDS] = {}, lost[MW_LOCK_KINDS] = {};
-	u64 discarded[MW_LOCK_KINDS] = {};
-	u64 nonlock = 0, overflow = 0;
-	int cpu, i;
+	struct mw_lock_totals t = {
+		.slot_overflow = atomic64_read(&mw_slot_overflow),
+		.try_missed = mw_try_missed(),
+	};
+	int cpu;
 
+	memcpy(t.in_flight, mw_held_at_stop, sizeof(t.in_flight));
 	for_each_possible_cpu(cpu) {
-		struct mw_lock_site *tab = mw_sites(cpu);
-
-		nonlock += per_cpu(mw_lock_cpu, cpu).nonlock;
-		overflow += per_cpu(mw_lock_cpu, cpu).site_overflow;
-		for (i = 0; i < MW_MAX_SITES; i++) {
-			if (!tab[i].ret)
-				continue;
-			holds[tab[i].kind] += tab[i].n;
-			lost[tab[i].kind] += tab[i].lost;
-			discarded[tab[i].kind] += tab[i].discarded;
-		}
+		t.nonlock += per_cpu(mw_lock_cpu, cpu).nonlock;
+		t.site_overflow += per_cpu(mw_lock_cpu, cpu).site_overflow;
+		mw_sites_total(&t, mw_sites(cpu));
 	}
-	for (i = 0; i < MW_LOCK_KINDS; i++)
-		seq_printf(m, "total lock=%s holds=%llu lost=%llu discarded=%llu in_flight=%llu\n",
-			   mw_lock_name[i], holds[i], lost[i], discarded[i],
-			   mw_held_at_stop[i]);
-	seq_printf(m, "total nonlock=%llu site_overflow=%llu slot_overflow=%lld try_missed=%llu\n",
-		   nonlock, overflow, atomic64_read(&mw_slot_overflow),
-		   mw_try_missed());
+	mw_dump_lock_totals(m, mw_lock_name, &t);
 }
 
 static int mw_locks_show(struct seq_file *m, void *v)
@@ -251,14 +146,14 @@ static int mw_locks_show(struct seq_file *m, void *v)
 	int cpu, i;
 
 	mutex_lock(&mw_state_lock);
-	seq_printf(m, "mmlat_locks %d\n", DUMP_VERSION);
+	seq_printf(m, "mmlat_locks %d\n", MW_DUMP_VERSION);
 	seq_printf(m, "param clock=local_clock method=ftrace-caller functions=%d missing=%d ptl_filter=%s i_mmap=%s anon_vma=%s sub_bits=%d running=%d\n",
 		   mw_nr_users, mw_nr_missing,
 		   mw_ptl_filtered() ? "struct-page" : "none",
 		   mw_mode_name[MW_I_MMAP_MODE], mw_mode_name[MW_ANON_VMA_MODE],
 		   MMLAT_HIST_SUB_BITS, READ_ONCE(mw_enabled));
 	for (i = 0; i < mw_nr_users; i++)
-		seq_printf(m, "user %s size=%lu\n", mw_users[i].name,
+		seq_printf(m, "user %s size=%llu\n", mw_users[i].name,
 			   mw_users[i].end - mw_users[i].start);
 	mw_show_lock_totals(m);
 	for_each_possible_cpu(cpu) {
@@ -268,14 +163,8 @@ static int mw_locks_show(struct seq_file *m, void *v)
 			if (!tab[i].ret || mw_site_seen(cpu, &tab[i]))
 				continue;
 			mw_sum_site(&tab[i]);
-			seq_printf(m, "site lock=%s mode=%s n=%llu total_ns=%llu max_ns=%llu lost=%llu discarded=%llu slept=%llu waits=%llu wait_total_ns=%llu wait_max_ns=%llu at=",
-				   mw_lock_name[tab[i].kind],
-				   mw_mode_name[tab[i].mode], t->n, t->total,
-				   t->max, t->lost, t->discarded, t->slept,
-				   t->waits, t->wait_total, t->wait_max);
-			mw_print_frame(m, tab[i].ret);
-			mw_print_buckets(m, t->hist, MMLAT_HIST_SUB_BITS);
-			seq_putc(m, '\n');
+			mw_dump_site(m, t, mw_lock_name[t->kind],
+				     mw_mode_name[t->mode]);
 		}
 	}
 	mutex_unlock(&mw_state_lock);

@@ -5,11 +5,10 @@
  * table_size entries, linear probing over MW_PROBE_LEN slots, each with
  * count, total, exact max and a coarse histogram.  A window the full table
  * cannot key is counted in the kind's overflow; it stays in the kind's
- * histogram.  The host merges equal keys of different CPUs.
+ * histogram.  The host merges equal keys of different CPUs.  Here are
+ * the tables; mmlat_records.h counts a window in one.
  */
-#include <linux/hash.h>
 #include <linux/moduleparam.h>
-#include <linux/string.h>
 #include <linux/vmalloc.h>
 
 #include "mmlat_windows.h"
@@ -25,38 +24,11 @@ struct mw_win_key *mw_keys(int cpu, int kind)
 	return &win_table[(size_t)(cpu * MW_KINDS + kind) * mw_table_size];
 }
 
+/* Out of line: only windows of at least thresh_us come here. */
 void mw_key_add(struct mw_win_stats *st, int cpu, int kind,
 		const struct mw_win_start *s, u64 d)
 {
-	struct mw_win_key *t = mw_keys(cpu, kind);
-	unsigned long h = s->lock;
-	unsigned int i;
-
-	for (i = 0; i < s->depth; i++)
-		h = h * 31 + s->stack[i];
-	h = hash_long(h, 32);
-	for (i = 0; i < MW_PROBE_LEN; i++) {
-		struct mw_win_key *k = &t[(h + i) & (mw_table_size - 1)];
-
-		if (!k->depth) {
-			memcpy(k->stack, s->stack, s->depth * sizeof(long));
-			k->depth = s->depth;
-			k->lock = s->lock;
-		} else if (k->depth != s->depth || k->lock != s->lock ||
-			   memcmp(k->stack, s->stack, s->depth * sizeof(long))) {
-			continue;
-		}
-		k->n++;
-		k->total += d;
-		if (d > k->max)
-			k->max = d;
-		k->hist[mmlat_hist_bucket(d, MMLAT_HIST_KEY_SUB_BITS)]++;
-		st->keyed++;
-		return;
-	}
-	st->overflow++;
-	if (d > st->overflow_max)
-		st->overflow_max = d;
+	mw_win_key_add(st, mw_keys(cpu, kind), mw_table_size, s, d);
 }
 
 int mw_keys_init(void)

@@ -14,41 +14,8 @@
 #include "mmlat_windows.h"
 #include "mmlat_ptl.h"
 
-/*
- * The struct that holds a split PTE lock: struct page in 6.1; from 6.5 on
- * the struct ptdesc that overlays the page table's struct page (Kbuild
- * tells which), so the lock's offset in it is the offset in the page.
- */
-#ifdef MMLAT_PTDESC
-#define PTL_HOLDER	struct ptdesc
-#else
-#define PTL_HOLDER	struct page
-#endif
-
-/* The member that is the lock (Kbuild read the headers for its type). */
-#if defined(MMLAT_I_MMAP_SPIN)
-#define I_MMAP_MEMBER	i_mmap_lock
-#elif defined(MMLAT_I_MMAP_MUTEX)
-#define I_MMAP_MEMBER	i_mmap_mutex
-#elif defined(MMLAT_I_MMAP_RWSEM)
-#define I_MMAP_MEMBER	i_mmap_rwsem
-#endif
-
-#if defined(MMLAT_ANON_VMA_SPIN)
-#define ANON_VMA_MEMBER	lock
-#elif defined(MMLAT_ANON_VMA_MUTEX)
-#define ANON_VMA_MEMBER	mutex
-#elif defined(MMLAT_ANON_VMA_RWSEM)
-#define ANON_VMA_MEMBER	rwsem
-#endif
-
-const char * const mw_mode_name[] = {
-	"spin", "mutex", "rwsem-write", "rwsem-read", "none"
-};
-
-const char * const mw_lock_name[MW_LOCK_KINDS] = {
-	"pte", "i_mmap", "anon_vma"
-};
+const char * const mw_mode_name[] = MW_MODE_NAMES;
+const char * const mw_lock_name[MW_LOCK_KINDS] = MW_LOCK_NAMES;
 
 static const int lock_mode[MW_LOCK_KINDS] = {
 	MW_SPIN, MW_I_MMAP_MODE, MW_ANON_VMA_MODE
@@ -79,7 +46,7 @@ static inline bool mw_is_pte_lock(void *lock)
 {
 #if MMLAT_SPLIT_PTL && !ALLOC_SPLIT_PTLOCKS
 	struct page *pg = (struct page *)((unsigned long)lock -
-					  offsetof(PTL_HOLDER, ptl));
+					  offsetof(struct MW_PTL_HOLDER, ptl));
 	unsigned long pfn;
 #if defined(CONFIG_SPARSEMEM) && !defined(CONFIG_SPARSEMEM_VMEMMAP)
 	struct mem_section *ms;
@@ -103,9 +70,9 @@ static inline bool mw_is_pte_lock(void *lock)
 /* An address_space's i_mmap lock: its host's i_mapping points back. */
 static bool mw_is_i_mmap_lock(void *lock)
 {
-#ifdef I_MMAP_MEMBER
+#ifdef MW_I_MMAP_MEMBER
 	struct address_space *mapping =
-		container_of(lock, struct address_space, I_MMAP_MEMBER);
+		container_of(lock, struct address_space, MW_I_MMAP_MEMBER);
 	struct address_space *back;
 	struct inode *host;
 
@@ -119,21 +86,15 @@ static bool mw_is_i_mmap_lock(void *lock)
 /* An anon_vma lock: the lock taken is always the root anon_vma's. */
 static bool mw_is_anon_vma_lock(void *lock)
 {
-#ifdef ANON_VMA_MEMBER
+#ifdef MW_ANON_VMA_MEMBER
 	struct anon_vma *av = container_of(lock, struct anon_vma,
-					   ANON_VMA_MEMBER);
+					   MW_ANON_VMA_MEMBER);
 	struct anon_vma *root;
 
 	return !get_kernel_nofault(root, &av->root) && root == av;
 #else
 	return false;
 #endif
-}
-
-/* rwsem readers and writers take the same lock */
-static inline int mw_mode_family(int mode)
-{
-	return mode == MW_RWSEM_R ? MW_RWSEM_W : mode;
 }
 
 /*

@@ -4,9 +4,9 @@
  * call site's return address, the lock kind and how it was taken, each
  * with the histogram of the holds taken there and the time spent waiting
  * for them.  A hold from a site the full table cannot key is counted in
- * its CPU's site_overflow.
+ * its CPU's site_overflow.  Here are the tables; mmlat_records.h finds a
+ * site in one and counts a hold there.
  */
-#include <linux/hash.h>
 #include <linux/vmalloc.h>
 
 #include "mmlat_windows.h"
@@ -21,33 +21,17 @@ struct mw_lock_site *mw_sites(int cpu)
 struct mw_lock_site *mw_site_of(int cpu, unsigned long ret, int kind,
 				int mode)
 {
-	struct mw_lock_site *t = mw_sites(cpu);
-	unsigned long h = hash_long(ret ^ (kind << 4 | mode), 32);
-	unsigned int i;
+	struct mw_lock_site *s = mw_site_find(mw_sites(cpu), ret, kind, mode);
 
-	for (i = 0; i < MW_PROBE_LEN; i++) {
-		struct mw_lock_site *s = &t[(h + i) & (MW_MAX_SITES - 1)];
-
-		if (s->ret == ret && s->kind == kind && s->mode == mode)
-			return s;
-		if (!s->ret) {
-			s->ret = ret;
-			s->kind = kind;
-			s->mode = mode;
-			return s;
-		}
-	}
-	this_cpu_inc(mw_lock_cpu.site_overflow);
-	return NULL;
+	if (!s)
+		this_cpu_inc(mw_lock_cpu.site_overflow);
+	return s;
 }
 
+/* A hold of length d, and how long its acquisition waited if it did. */
 void mw_site_add(struct mw_lock_site *st, u64 d, u64 wait, bool waited)
 {
-	st->n++;
-	st->total += d;
-	if (d > st->max)
-		st->max = d;
-	st->hist[mmlat_hist_bucket(d, MMLAT_HIST_SUB_BITS)]++;
+	mw_site_hold(st, d);
 	if (waited) {
 		st->waits++;
 		st->wait_total += wait;

@@ -90,13 +90,6 @@ static void mw_add_user(const char *name)
 			u->through = true;
 }
 
-static int mw_cmp_user(const void *a, const void *b)
-{
-	const struct mw_lock_user *x = a, *y = b;
-
-	return x->start < y->start ? -1 : x->start > y->start;
-}
-
 int mw_users_init(void)
 {
 	char *p, *name;
@@ -113,7 +106,7 @@ int mw_users_init(void)
 			if (*name)
 				mw_add_user(name);
 	}
-	sort(mw_users, mw_nr_users, sizeof(mw_users[0]), mw_cmp_user, NULL);
+	sort(mw_users, mw_nr_users, sizeof(mw_users[0]), mw_lock_user_cmp, NULL);
 	return 0;
 }
 

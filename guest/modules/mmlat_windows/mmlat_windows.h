@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * What the parts of mmlat_windows share: the recording state, the window
- * and lock-hold records, and the few functions of the hot paths that run
- * in one part on another's data, inline here: every lock call and every
- * window runs them, and a call into another object would add its cost to
- * what is measured.
+ * What the parts of mmlat_windows share: the recording state, the tables
+ * of the window and lock-hold records (the records themselves, and how
+ * they count, are mmlat_records.h's, which the QEMU plugin shares), and
+ * the few functions of the hot paths that run in one part on another's
+ * data, inline here: every lock call and every window runs them, and a
+ * call into another object would add its cost to what is measured.
  *
  * Every function of the module is named mw_*: the analysis skips the
  * module's own frames in a stack by that name (guest/classes.txt).
@@ -19,7 +20,8 @@
 #include <linux/sched/task_stack.h>
 #include <linux/types.h>
 
-#include "mmlat_hist.h"
+#include "mmlat_lock_members.h"
+#include "mmlat_records.h"
 
 /* ------------------------------------------------------------- recording */
 
@@ -38,36 +40,6 @@ void mw_stop(void);
 /* --------------------------------------------------------------- windows */
 
 enum { MW_PREEMPT, MW_IRQ, MW_KINDS };
-
-#define MW_OPEN_DEPTH	6		/* frames kept at window open */
-#define MW_MAX_STACK	16		/* the max window's stack at its end */
-#define MW_IDLE_IP	(~0UL)		/* window opened by leaving idle */
-
-/* The window open on a CPU, of one kind. */
-struct mw_win_start {
-	u64 ts;
-	u64 seq;		/* windows begun on this CPU */
-	u64 gen;		/* mw_gen when it began */
-	unsigned long stack[MW_OPEN_DEPTH];
-	u8 depth;
-	u8 lock;		/* lock kind + 1 whose acquisition opened it */
-	u8 active;
-};
-
-/* The windows of one kind on one CPU. */
-struct mw_win_stats {
-	u64 n, total, max;
-	u64 unmatched;		/* an end with no begin since start */
-	u64 nested_begin;	/* a begin while a window was open */
-	u64 edge;		/* windows open when recording started */
-	u64 idle_cut;
-	u64 keyed, overflow, overflow_max;
-	unsigned long max_open[MW_OPEN_DEPTH];
-	u8 max_open_depth, max_lock;
-	unsigned int max_depth;
-	unsigned long max_stack[MW_MAX_STACK];
-	u64 hist[MMLAT_HIST_NBUCKETS];
-};
 
 DECLARE_PER_CPU(struct mw_win_start, mw_win_start[MW_KINDS]);
 extern u64 mw_thresh_ns;
@@ -92,14 +64,6 @@ static inline bool mw_window_open(void)
 
 /* ---------------------------------------------- windows keyed by stack */
 
-struct mw_win_key {
-	unsigned long stack[MW_OPEN_DEPTH];
-	u8 depth;		/* 0: free */
-	u8 lock;
-	u64 n, total, max;
-	u32 hist[MMLAT_HIST_KEY_NBUCKETS];
-};
-
 extern unsigned int mw_table_size;
 
 struct mw_win_key *mw_keys(int cpu, int kind);
@@ -108,41 +72,7 @@ void mw_key_add(struct mw_win_stats *st, int cpu, int kind,
 int mw_keys_init(void);
 void mw_keys_free(void);
 
-/* Linear probing distance of the module's hash tables. */
-#define MW_PROBE_LEN	8
-
 /* ---------------------------------------------------------- lock kinds */
-
-/* How a lock is taken. */
-enum { MW_SPIN, MW_MUTEX, MW_RWSEM_W, MW_RWSEM_R, MW_MODE_NONE };
-
-/*
- * What the i_mmap and anon_vma locks are in the kernel this module is
- * built for (Kbuild reads the headers): a spinlock before the series, a
- * mutex after it, an rwsem in 6.1.
- */
-#if defined(MMLAT_I_MMAP_SPIN)
-#define MW_I_MMAP_MODE		MW_SPIN
-#elif defined(MMLAT_I_MMAP_MUTEX)
-#define MW_I_MMAP_MODE		MW_MUTEX
-#elif defined(MMLAT_I_MMAP_RWSEM)
-#define MW_I_MMAP_MODE		MW_RWSEM_W
-#else
-#define MW_I_MMAP_MODE		MW_MODE_NONE
-#endif
-
-#if defined(MMLAT_ANON_VMA_SPIN)
-#define MW_ANON_VMA_MODE	MW_SPIN
-#elif defined(MMLAT_ANON_VMA_MUTEX)
-#define MW_ANON_VMA_MODE	MW_MUTEX
-#elif defined(MMLAT_ANON_VMA_RWSEM)
-#define MW_ANON_VMA_MODE	MW_RWSEM_W
-#else
-#define MW_ANON_VMA_MODE	MW_MODE_NONE
-#endif
-
-/* Lock kinds; a window's lock tag is kind + 1, 0 for none. */
-enum { MW_PTE, MW_I_MMAP, MW_ANON_VMA, MW_LOCK_KINDS };
 
 extern const char * const mw_mode_name[];
 extern const char * const mw_lock_name[MW_LOCK_KINDS];
@@ -158,16 +88,6 @@ static inline bool mw_family_in_use(int family)
 
 /* ---------------------------------------------------------- lock users */
 
-/*
- * A lock user function: [start, end) of its text.  through: it takes the
- * lock for its caller, whose call site the hold is counted at.
- */
-struct mw_lock_user {
-	unsigned long start, end;
-	const char *name;
-	bool through;
-};
-
 extern struct mw_lock_user mw_users[];
 extern int mw_nr_users, mw_nr_missing;
 
@@ -179,19 +99,7 @@ void mw_users_free(void);
 /* mw_users[] is sorted by start: the one ret lies inside, or NULL. */
 static inline const struct mw_lock_user *mw_user_of(unsigned long ret)
 {
-	int lo = 0, hi = mw_nr_users;
-
-	while (lo < hi) {
-		int mid = (lo + hi) / 2;
-
-		if (ret < mw_users[mid].start)
-			hi = mid;
-		else if (ret >= mw_users[mid].end)
-			lo = mid + 1;
-		else
-			return &mw_users[mid];
-	}
-	return NULL;
+	return mw_lock_user_find(mw_users, mw_nr_users, ret);
 }
 
 /*
@@ -228,20 +136,6 @@ static inline unsigned long mw_lock_site_ret(unsigned long ret,
 
 /* ---------------------------------------------------------- lock sites */
 
-#define MW_MAX_SITES	256		/* lock call sites per CPU */
-
-/* One lock call site: the hold times of one lock kind taken there. */
-struct mw_lock_site {
-	unsigned long ret;	/* return address of the lock call; 0: free */
-	u8 kind, mode;
-	u64 n, total, max;
-	u64 lost;		/* taken here, unlock never seen */
-	u64 discarded;		/* spinning: not inside one preempt-off window */
-	u64 slept;		/* sleeping: the holder was switched out */
-	u64 waits, wait_total, wait_max;	/* contended acquisitions */
-	u32 hist[MMLAT_HIST_NBUCKETS];
-};
-
 struct mw_lock_site *mw_sites(int cpu);
 struct mw_lock_site *mw_site_of(int cpu, unsigned long ret, int kind,
 				int mode);
@@ -250,21 +144,6 @@ int mw_sites_init(void);
 void mw_sites_free(void);
 
 /* ------------------------------------------------------- spinning holds */
-
-#define MW_HELD_SLOTS	6		/* spinning holds per CPU */
-
-/* A spinning hold, in its CPU's slots. */
-struct mw_held {
-	void *lock;
-	struct task_struct *task;
-	u8 kind;
-	u64 ts;			/* the lock hook */
-	u64 acquired;		/* after a contended wait; 0: none */
-	u64 wait_begin;
-	u64 window;		/* nested: the preempt-off window it is in */
-	bool opened;		/* no window was open: its acquisition opens one */
-	struct mw_lock_site *site;
-};
 
 struct mw_lock_cpu {
 	struct mw_held held[MW_HELD_SLOTS];
@@ -303,7 +182,7 @@ static inline u8 mw_opening_lock(unsigned long ip)
 	for (i = 0; i < MW_HELD_SLOTS; i++) {
 		struct mw_held *h = &lc->held[i];
 
-		if (h->lock && h->opened && h->task == current &&
+		if (h->lock && h->opened && h->task == (unsigned long)current &&
 		    (!best || h->ts > best->ts))
 			best = h;
 	}

@@ -33,30 +33,16 @@ struct mw_held *mw_spin_hold_claim(void *lock, unsigned long ret, int kind,
 	struct mw_lock_cpu *lc = this_cpu_ptr(&mw_lock_cpu);
 	struct mw_win_start *w = this_cpu_ptr(&mw_win_start[MW_PREEMPT]);
 	struct mw_lock_site *site;
-	struct mw_held *h = NULL;
-	int i;
+	struct mw_held *h;
 
 	site = mw_site_of(smp_processor_id(), ret, kind, MW_SPIN);
 	if (!site)
 		return NULL;
-	for (i = 0; i < MW_HELD_SLOTS; i++) {
-		if (lc->held[i].lock == lock) {
-			h = &lc->held[i];	/* its unlock went unseen */
-			break;
-		}
-		if (!h && !lc->held[i].lock)
-			h = &lc->held[i];
-	}
-	if (!h)
-		h = &lc->held[0];
-	if (h->lock)
-		h->site->lost++;
-	else
-		lc->nr_held++;
-	h->lock = lock;
+	h = mw_held_slot(lc->held, &lc->nr_held, (unsigned long)lock);
+	h->lock = (unsigned long)lock;
 	h->site = site;
 	h->opened = opened;
-	h->task = current;
+	h->task = (unsigned long)current;
 	h->kind = kind;
 	h->window = w->seq;
 	h->acquired = 0;
@@ -102,10 +88,10 @@ void mw_spin_hold_end(void *lock, u64 now)
 
 	for (i = 0; i < MW_HELD_SLOTS; i++) {
 		h = &lc->held[i];
-		if (h->lock != lock)
+		if (h->lock != (unsigned long)lock)
 			continue;
 		st = h->site;
-		h->lock = NULL;
+		h->lock = 0;
 		lc->nr_held--;
 		if (!w->active || w->gen != mw_gen) {
 			st->discarded++;
@@ -150,7 +136,7 @@ void mw_spin_wait(void *lock, u64 now, bool acquired)
 	for (i = 0; i < MW_HELD_SLOTS; i++) {
 		struct mw_held *h = &lc->held[i];
 
-		if (h->lock != lock)
+		if (h->lock != (unsigned long)lock)
 			continue;
 		if (!acquired)
 			h->wait_begin = now;

@@ -11,10 +11,10 @@
  * stop_critical_timings() does for the preemptoff tracer), and leaving it
  * starts one attributed to "[idle]".
  */
+#include <linux/build_bug.h>
 #include <linux/moduleparam.h>
 #include <linux/sched/clock.h>
 #include <linux/stacktrace.h>
-#include <linux/string.h>
 #include <linux/time64.h>
 #include <linux/vmalloc.h>
 
@@ -23,6 +23,12 @@
 static unsigned int thresh_us = 5;
 module_param(thresh_us, uint, 0444);
 MODULE_PARM_DESC(thresh_us, "windows at least this long go to the keyed table");
+
+/*
+ * stack_trace_save() stores unsigned longs into the max window's stack,
+ * which the records keep as u64 (mmlat_records.h): one size on x86_64.
+ */
+static_assert(sizeof(unsigned long) == sizeof(u64));
 
 /* frames of the probe and the tracepoint to pass before the opener */
 #define OPEN_SKIP	8
@@ -126,31 +132,12 @@ static __always_inline void mw_win_end(int kind, u64 now)
 	struct mw_win_stats *st = mw_wstats(cpu, kind);
 	u64 d;
 
-	if (s->gen != mw_gen) {
-		/* opened before recording started: its start is unknown */
-		if (s->active)
-			st->edge++;
-		s->active = 0;
-		s->gen = mw_gen;
+	if (!mw_win_close(s, st, mw_gen))
 		return;
-	}
-	if (!s->active) {
-		st->unmatched++;
-		return;
-	}
-	s->active = 0;
 	d = now - s->ts;
-	st->n++;
-	st->total += d;
-	st->hist[mmlat_hist_bucket(d, MMLAT_HIST_SUB_BITS)]++;
-	if (d > st->max) {
-		/* rare: the stacks are kept only when the maximum grows */
-		st->max = d;
-		memcpy(st->max_open, s->stack, s->depth * sizeof(long));
-		st->max_open_depth = s->depth;
-		st->max_lock = s->lock;
-		st->max_depth = stack_trace_save(st->max_stack, MW_MAX_STACK, 0);
-	}
+	if (mw_win_count(st, s, d))
+		st->max_depth = stack_trace_save((unsigned long *)st->max_stack,
+						 MW_MAX_STACK, 0);
 	if (d >= mw_thresh_ns)
 		mw_key_add(st, cpu, kind, s, d);
 }
