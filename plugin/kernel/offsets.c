@@ -13,12 +13,14 @@
  */
 #include <linux/kbuild.h>
 #include <linux/fs.h>
+#include <linux/hrtimer.h>
 #include <linux/mm.h>
 #include <linux/mm_types.h>
 #include <linux/mmzone.h>
 #include <linux/preempt.h>
 #include <linux/rmap.h>
 #include <linux/sched.h>
+#include <linux/sched/prio.h>
 #include <asm/ptrace.h>
 
 #include "mmlat_lock_members.h"
@@ -90,5 +92,14 @@ int main(void)
 	DEFINE(ANON_VMA_LOCK, -1);
 #endif
 	OFFSET(ANON_VMA_ROOT, anon_vma, root);
+
+	/* cyclictest's sleeps: the timer, its task and whether it is RT */
+	OFFSET(HRTIMER_SOFTEXPIRES, hrtimer, _softexpires);
+	DEFINE(SLEEPER_TASK, offsetof(struct hrtimer_sleeper, task) -
+			     offsetof(struct hrtimer_sleeper, timer));
+	OFFSET(TASK_PRIO, task_struct, prio);
+	OFFSET(TASK_PID, task_struct, pid);
+	OFFSET(TASK_COMM, task_struct, comm);
+	DEFINE(MAX_RT_PRIO, MAX_RT_PRIO);
 	return 0;
 }

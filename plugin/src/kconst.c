@@ -38,6 +38,12 @@ static const char * const kconst_name[K_NR] = {
 	[K_ANON_VMA_MODE] = "ANON_VMA_MODE",
 	[K_ANON_VMA_LOCK] = "ANON_VMA_LOCK",
 	[K_ANON_VMA_ROOT] = "ANON_VMA_ROOT",
+	[K_HRTIMER_SOFTEXPIRES] = "HRTIMER_SOFTEXPIRES",
+	[K_SLEEPER_TASK] = "SLEEPER_TASK",
+	[K_TASK_PRIO] = "TASK_PRIO",
+	[K_TASK_PID] = "TASK_PID",
+	[K_TASK_COMM] = "TASK_COMM",
+	[K_MAX_RT_PRIO] = "MAX_RT_PRIO",
 };
 
 bool kconst_load(const char *path)

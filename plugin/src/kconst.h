@@ -47,6 +47,13 @@ enum kconst {
 	K_ANON_VMA_MODE,
 	K_ANON_VMA_LOCK,
 	K_ANON_VMA_ROOT,
+	/* the hrtimer sleepers of real-time tasks (wakeups.c) */
+	K_HRTIMER_SOFTEXPIRES,	/* offsetof(struct hrtimer, _softexpires) */
+	K_SLEEPER_TASK,		/* the task of a struct hrtimer_sleeper */
+	K_TASK_PRIO,
+	K_TASK_PID,
+	K_TASK_COMM,
+	K_MAX_RT_PRIO,
 	K_NR
 };
 

@@ -31,6 +31,7 @@
 #include "record.h"
 #include "stack.h"
 #include "symbols.h"
+#include "wakeups.h"
 #include "windows.h"
 
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
@@ -43,6 +44,7 @@ enum hook_type {
 	H_MARK,
 	H_SPIN_LOCK, H_SPIN_UNLOCK, H_SLEEP_LOCK, H_SLEEP_UNLOCK,
 	H_TRY,
+	H_CLOCK, H_TIMER_WAKE, H_SWITCH,
 };
 
 struct hook {
@@ -82,6 +84,14 @@ static const struct hook_func hook_funcs[] = {
 	{ "mutex_trylock", { H_TRY, MW_MUTEX }, -1 },
 	{ "down_read_trylock", { H_TRY, MW_RWSEM_R }, -1 },
 	{ "down_write_trylock", { H_TRY, MW_RWSEM_W }, -1 },
+	{ "__hrtimer_run_queues", { H_CLOCK }, 0 },
+	{ "hrtimer_wakeup", { H_TIMER_WAKE }, 0 },
+	{ "__switch_to", { H_SWITCH }, 0 },
+};
+
+/* The hooks of the per-wakeup records: all of them, or no records. */
+static const enum hook_type wakeup_hooks[] = {
+	H_CLOCK, H_TIMER_WAKE, H_SWITCH,
 };
 
 /*
@@ -109,6 +119,8 @@ static GHashTable *hooks;	/* vaddr -> struct hook */
 /* vaddr -> struct try_site: the trylock return sites translated so far */
 static GHashTable *try_sites;
 static bool with_locks = true;
+static bool with_wakeups = true;
+static unsigned int wakeup_hooks_found;
 static unsigned int marks_seen;
 static char *out_dir;
 static bool regs_ready;
@@ -247,6 +259,15 @@ static void hook_exec(unsigned int cpu, void *udata)
 	case H_TRY:
 		lock_try_entry(cpu, h->mode);
 		break;
+	case H_CLOCK:
+		wake_clock(cpu, guest_reg(R_RSI));
+		break;
+	case H_TIMER_WAKE:
+		wake_timer(cpu, guest_reg(R_RDI));
+		break;
+	case H_SWITCH:
+		wake_switch(cpu, guest_reg(R_RSI));
+		break;
 	default:
 		break;
 	}
@@ -337,6 +358,7 @@ static void plugin_exit(qemu_plugin_id_t id, void *udata)
 	if (recording)
 		locks_stop();
 	events_close();
+	wakeups_close();
 	f = open_out("windows.txt");
 	if (f) {
 		dump_windows(f, recording);
@@ -359,6 +381,16 @@ static void add_hook(u64 addr, const struct hook *h)
 	g_hash_table_insert(hooks, key, (gpointer)h);
 }
 
+static bool is_wakeup_hook(enum hook_type type)
+{
+	unsigned int i;
+
+	for (i = 0; i < G_N_ELEMENTS(wakeup_hooks); i++)
+		if (wakeup_hooks[i] == type)
+			return true;
+	return false;
+}
+
 static bool hook_functions(const char *mark_func)
 {
 	static const struct hook mark_hook = { H_MARK };
@@ -378,8 +410,11 @@ static bool hook_functions(const char *mark_func)
 		     ((hf->hook.type == H_TRY || hf->hook.mode != MW_SPIN) &&
 		      !lock_family_hooked(hf->hook.mode))))
 			continue;
+		if (is_wakeup_hook(hf->hook.type) && !with_wakeups)
+			continue;
 		if (symbol_range(hf->name, &start, &end)) {
 			add_hook(start, &hf->hook);
+			wakeup_hooks_found += is_wakeup_hook(hf->hook.type);
 		} else if (hf->need > 0) {
 			fprintf(stderr,
 				"mmlat plugin: System.map has no %s: the kernel needs CONFIG_PREEMPT_TRACER and CONFIG_IRQSOFF_TRACER\n",
@@ -467,6 +502,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 			ok = parse_u(v, &log_us);
 		else if (arg_is(k, kl, "locks"))
 			ok = qemu_plugin_bool_parse("locks", v, &with_locks);
+		else if (arg_is(k, kl, "wakeups"))
+			ok = qemu_plugin_bool_parse("wakeups", v, &with_wakeups);
 		else
 			ok = false;
 		if (!ok) {
@@ -509,6 +546,19 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 		log = open_out("events.txt");
 		if (!log)
 			return -1;
+	}
+	if (with_wakeups) {
+		FILE *f;
+
+		if (wakeup_hooks_found != G_N_ELEMENTS(wakeup_hooks)) {
+			fprintf(stderr,
+				"mmlat plugin: System.map lacks __hrtimer_run_queues, hrtimer_wakeup or __switch_to: no wakeups.txt (wakeups=off)\n");
+			return -1;
+		}
+		f = open_out("wakeups.txt");
+		if (!f)
+			return -1;
+		wakeups_init(f, cpus);
 	}
 	irq_traced = g_new0(bool, cpus);
 	windows_init(cpus, table_size, (u64)thresh_us * 1000,

@@ -11,6 +11,7 @@
 
 #include "events.h"
 #include "record.h"
+#include "wakeups.h"
 #include "windows.h"
 
 const char * const win_kind_name[W_KINDS] = { "preempt", "irq" };
@@ -68,11 +69,13 @@ void win_end(unsigned int cpu, int kind)
 {
 	struct mw_win_start *s = &win_cpus[cpu].start[kind];
 	struct mw_win_stats *st = &win_cpus[cpu].stats[kind];
-	u64 d;
+	u64 d, end;
 
 	if (!mw_win_close(s, st, record_gen))
 		return;
-	d = insns_to_ns(vcpu_insns(cpu) - s->ts);
+	end = vcpu_insns(cpu);
+	d = insns_to_ns(end - s->ts);
+	wake_window_closed(cpu, kind, s, end);
 	if (mw_win_count(st, s, d))
 		st->max_depth = end_stack(st->max_stack);
 	if (d >= win_thresh_ns)
