@@ -8,7 +8,7 @@ from dataclasses import astuple, dataclass
 from plan import instruments
 from plan.model import BOOT_KINDS, CALIB_CELL
 
-from . import attribute, buckets, parse, records
+from . import attribute, buckets, parse, records, spikes
 from .records import UnreadableRun
 
 TRACERS = ("preemptoff", "irqsoff")
@@ -322,6 +322,8 @@ def load_cell(run_dir, record, cell_dir, trace):
     sites = lock_sites(locks)
     cell["locks"] = locks_summary(locks, _sub_bits(locks["params"], "locks.txt")) if locks else None
     cell["counters"] = tracer_counters(mod, locks) if mod else None
+    cell["wakeups"] = _module_dump(spikes.parse_wakeups, os.path.join(dumps, "wakeups.txt")) \
+        if dumps else None
     for tr in TRACERS:
         wp = os.path.join(g, "windows", tr + ".hist")
         # hist triggers under TRACE=full only; TRACE=windows: the module's

@@ -14,7 +14,7 @@ from typing import Generic, TypeVar
 
 from plan import codec
 
-from . import endpoints, load, stats, steps, sweep
+from . import endpoints, load, spikes, stats, steps, sweep
 
 # summary.json's "format": changed with any field of these records, so
 # that a summary written by other code is refused by name, not misread.
@@ -271,6 +271,27 @@ class TracedOverClean:
 
 
 @dataclass
+class Spikes:
+    """The latency spikes of one side's boots (spikes.py): wakeups above
+    each boot's p99.9, how many a window open at the timer's expiry
+    explains, by the class of the window that covers most of it, and the
+    ones none explains.  Only the QEMU plugin gives per-wakeup records."""
+    boots: int
+    wakeups: int
+    spikes: int
+    explained: int
+    by_class: dict[str, int]
+    median_us: Range | None
+    threshold_us: Range | None
+    unexplained: list[spikes.Spike]
+    timeline: spikes.Timeline | None = None
+
+    @property
+    def share(self):
+        return self.explained / self.spikes if self.spikes else None
+
+
+@dataclass
 class Workload:
     """One WORKLOADS entry, both sides: boots: the ok boots compared per
     kind; comparisons: every endpoint measured, primary ones first, with
@@ -286,6 +307,7 @@ class Workload:
     locks: LockHolds | None
     calib: Sides[list[str]]
     comparisons: list[endpoints.Comparison]
+    spikes: Sides[Spikes | None] = field(default_factory=lambda: Sides(None, None))
 
     def primary(self):
         return [c for c in self.comparisons if c.primary]
@@ -523,6 +545,9 @@ def compact(summary):
     def bare(d):
         return dataclasses.replace(d, hist=[], band=None)
 
+    def bare_spikes(s):
+        return s and dataclasses.replace(s, unexplained=[], timeline=None)
+
     def bare_latency(d):
         return dataclasses.replace(bare(d), spread={})
 
@@ -548,7 +573,8 @@ def compact(summary):
         traced_over_clean=Sides(*(dataclasses.replace(t, per_repeat=[])
                                   for t in w.traced_over_clean.values())),
         counters=Sides(None, None), windows={k: windows(t) for k, t in w.windows.items()},
-        attribution=[], locks=locks(w.locks), calib=Sides([], []), comparisons=w.primary())
+        attribution=[], locks=locks(w.locks), calib=Sides([], []), comparisons=w.primary(),
+        spikes=Sides(*map(bare_spikes, w.spikes.values())))
         for w in summary.workloads]
     return dataclasses.replace(summary, workloads=workloads, boots=summary.failed_boots(),
                                compact=True)

@@ -303,6 +303,45 @@ def fig_sweep(summary, sw):
     return finish(fig, summary)
 
 
+WINDOW_COLORS = {"preempt": "tab:orange", "irq": "tab:purple"}
+
+
+def fig_spike_timeline(summary):
+    """Per workload and side, the boot with the longest latency spike
+    around it (spikes.Timeline): every cyclictest wakeup as a point at its
+    timer's expiry, spikes marked, and each window open at an expiry as a
+    bar over its span at the height of its length; None without per-wakeup
+    records (only the QEMU plugin gives them)."""
+    rows = [(w, side, s.timeline) for w in summary.workloads
+            for side, s in w.spikes.items() if s is not None and s.timeline is not None]
+    if not rows:
+        return None
+    labels = summary.side_labels()
+    fig, axes = plt.subplots(len(rows), 1, figsize=(9, 2.6 * len(rows)), squeeze=False)
+    for ax, (w, side, t) in zip(axes[:, 0], rows):
+        for win in t.windows:
+            length_us = max((win.end_ms - win.begin_ms) * 1000, 1e-3)
+            ax.hlines(length_us, win.begin_ms, win.end_ms, colors=WINDOW_COLORS[win.kind],
+                      linewidth=3, alpha=0.6)
+        if t.samples:
+            ax.scatter(*zip(*t.samples), s=4, color="grey", label="wakeup")
+        if t.spikes:
+            ax.scatter(*zip(*t.spikes), s=30, marker="*", color=COLORS[side],
+                       label="above p99.9")
+        ax.set_yscale("log")
+        ax.set_ylabel("us")
+        ax.set_title("%s, %s r%d: wakeups (latency) and the windows open at their "
+                     "expiries (length)" % (w.name, labels[side], t.repeat), fontsize=8)
+        ax.set_xlabel("guest ms from %.1f ms (CLOCK_MONOTONIC, icount)" % t.start_ms,
+                      fontsize=8)
+    handles = [Line2D([], [], color=c, linewidth=3, label="%s-off window" % k)
+               for k, c in WINDOW_COLORS.items()]
+    handles += [Line2D([], [], marker="o", color="grey", linestyle="", label="wakeup"),
+                Line2D([], [], marker="*", color="k", linestyle="", label="above p99.9")]
+    axes[0, 0].legend(handles=handles, fontsize=7, loc="upper right")
+    return finish(fig, summary)
+
+
 def all_plots(summary, out_dir):
     """Every plot of summary s into out_dir; returns the PNG names."""
     model.require_full(summary, "the plots")
@@ -315,6 +354,9 @@ def all_plots(summary, out_dir):
     fig = fig_locks(summary)
     if fig is not None:
         out.append(_save(fig, out_dir, "locks_ccdf"))
+    fig = fig_spike_timeline(summary)
+    if fig is not None:
+        out.append(_save(fig, out_dir, "spike_timeline"))
     out.append(_save(fig_summary(summary), out_dir, "summary"))
     out.append(_save(fig_throughput(summary), out_dir, "throughput"))
     for sw in summary.sweeps:

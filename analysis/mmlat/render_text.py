@@ -6,7 +6,7 @@ instrumentation's own figures."""
 import math
 import textwrap
 
-from . import calibrate, endpoints, load, locks, model, sweep
+from . import calibrate, endpoints, load, locks, model, spikes, sweep
 from . import formatting as fmt
 
 WIDTH = 80
@@ -408,6 +408,40 @@ def attribution_lines(workload, labels):
     return lines
 
 
+def spike_lines(workload, labels):
+    """Per side: the wakeups above each boot's p99.9, how many a window
+    open at the timer's expiry explains, by class, and the ones none
+    does (spikes.py; the QEMU plugin's boots only)."""
+    sides = [(side, s) for side, s in workload.spikes.items() if s is not None]
+    if not sides:
+        return []
+    lines = ["latency spikes explained (wakeups above their boot's p99.9; a window",
+             "open at the timer's expiry covers >= %d %% of the latency above the"
+             % round(100 * spikes.COVER), "boot's median):"]
+    for side, s in sides:
+        lines.append("  %-9s %d of %d%s in %d boots; median %s, p99.9 %s us" % (
+            labels[side][:9], s.explained, s.spikes,
+            " (%d %%)" % math.floor(100 * s.share) if s.share is not None else "", s.boots,
+            _range(s.median_us), _range(s.threshold_us)))
+        if s.by_class:
+            lines += ["    " + line for line in wrap(", ".join(
+                "%s %d" % kv for kv in s.by_class.items()), WIDTH - 4)]
+        if s.unexplained:
+            lines.append("    unexplained (us: latency, above the median, covered; what ran):")
+        for sp in s.unexplained:
+            lines.append("      r%d: %s, %s, %s; %s" % (
+                sp.repeat, fmt.us(sp.latency_us).strip(), fmt.us(sp.excess_us).strip(),
+                fmt.us(sp.covered_us).strip(), sp.running))
+    return lines
+
+
+def _range(r):
+    if r is None:
+        return "-"
+    lo, hi = "%.1f" % r.min, "%.1f" % r.max
+    return lo if lo == hi else "%s-%s" % (lo, hi)
+
+
 def critical_sections(workload, labels, short, figure_boot):
     """A workload's critical sections, what the report leads with: window
     classes and call sites, the share left unattributed, the lock hold
@@ -416,7 +450,8 @@ def critical_sections(workload, labels, short, figure_boot):
     return (window_tables(workload, labels, figure_boot["windows"])
             + other_lines(workload, short)
             + hold_tables(workload.locks, short, figure_boot["locks"])
-            + attribution_lines(workload, short))
+            + attribution_lines(workload, short)
+            + spike_lines(workload, short))
 
 
 # ------------------------------------------------------------------ sweeps
@@ -593,7 +628,7 @@ def render(summary):
         crit = critical_sections(w, labels, short, boot)
         if not crit:
             continue
-        n = w.boots["traced"]
+        n = w.boots[boot["windows"]]
         lines.append("")
         lines.append("== %s: critical sections (%s boots: %d %s, %d %s) ==" % (
             w.name, boot["windows"], n.baseline, labels.baseline, n.patched, labels.patched))

@@ -6,7 +6,7 @@ import json
 import os
 import statistics
 
-from . import attribute, configdiff, endpoints, load, locks, model, stats, steps, sweep
+from . import attribute, configdiff, endpoints, load, locks, model, spikes, stats, steps, sweep
 
 TRACERS = load.TRACERS
 # The issue's bar for attribution: of the preempt-off time in windows over
@@ -242,7 +242,38 @@ def _workload(run, name, by_boot, figure_boot, n_resamples, conf, seed):
         locks=locks.summarize(of("locks"), seed=seed),
         calib=model.Sides(*([line for c in cells for line in c["calib"]]
                             for cells in of("calib").values())),
-        comparisons=compare_workload(name, by_boot, figure_boot, n_resamples, conf, seed))
+        comparisons=compare_workload(name, by_boot, figure_boot, n_resamples, conf, seed),
+        spikes=model.Sides(*map(spike_summary, of("windows").values())))
+
+
+def spike_summary(cells):
+    """The spikes of a side's boots that carry the plugin's per-wakeup
+    records, None without any; the timeline of the boot with the longest
+    spike."""
+    logged = [c for c in cells if c.get("wakeups") is not None]
+    if not logged:
+        return None
+    boots = [spikes.boot_spikes(c["wakeups"], c["repeat"]) for c in logged]
+    found = [s for b in boots for s in b.spikes]
+    by_class = {}
+    for s in found:
+        if s.explained:
+            by_class[s.causes[0].window_class] = by_class.get(s.causes[0].window_class, 0) + 1
+    timed = [b for b in boots if b.wakeups]
+
+    def us_range(values):
+        return model.Range(min(values) / 1000, max(values) / 1000) if values else None
+    worst = max(((c, b) for c, b in zip(logged, boots) if b.spikes),
+                key=lambda cb: max(s.latency_us for s in cb[1].spikes), default=None)
+    return model.Spikes(
+        boots=len(logged), wakeups=sum(b.wakeups for b in boots), spikes=len(found),
+        explained=sum(s.explained for s in found),
+        by_class=dict(sorted(by_class.items(), key=lambda kv: -kv[1])),
+        median_us=us_range([b.median_ns for b in timed]),
+        threshold_us=us_range([b.threshold_ns for b in timed]),
+        unexplained=sorted((s for s in found if not s.explained),
+                           key=lambda s: -s.latency_us)[:spikes.UNEXPLAINED_KEPT],
+        timeline=worst and spikes.timeline(worst[0]["wakeups"], worst[1]))
 
 
 # The preemption models of Kconfig's choice, most preemptible first.

@@ -257,6 +257,9 @@ def _instrument_dumps(cell_dir, vi, shift, trace, workload):
     kinds = {"preempt": preempt, "irq": [(10000, SOFTIRQ_STACK, "none", 50)]}
     with open(os.path.join(dumps, "windows.txt"), "w") as f:
         f.write(windows_dump(kinds))
+    if trace == "plugin":
+        with open(os.path.join(dumps, "wakeups.txt"), "w") as f:
+            f.write(wakeups_log(spike_ns=SPIKE_NS + 1000 * shift * vi))
     modes = LOCK_MODES[vi]
     with open(os.path.join(dumps, "locks.txt"), "w") as f:
         f.write(locks_dump({
@@ -267,6 +270,41 @@ def _instrument_dumps(cell_dir, vi, shift, trace, workload):
                 [(2000, 30), (longest_i_mmap, 1)],
             ("anon_vma", modes["anon_vma"], "anon_vma_clone+0x7a/0x1c0"): [(1500, 40)]},
             modes))
+
+
+# A plugin boot's wakeups (plugin/README.md, "wakeups.txt"): WAKEUPS of
+# WAKEUP_NS, 2 ns apart in latency so that the boot's p99.9 sits below the
+# last ones; then one spike held off by a zap window open at its expiry
+# and one with nothing open.
+WAKEUPS, WAKEUP_NS, SPIKE_NS = 2000, 4000, 400000
+
+
+def wakeup_line(expires_ns, latency_ns, shift=3, running="munmap", held=()):
+    """One wakeup of wakeups.txt and its held windows, held as (kind,
+    begin_ns, end_ns, stack) relative to the expiry; the expiry is at
+    instruction 10**6 + expires_ns >> shift, the clock read 1 us after."""
+    expiry = 10 ** 6 + (expires_ns >> shift)
+    clock = expiry + (1000 >> shift)
+    lines = ["wakeup cpu=0 pid=42 expires_ns=%d clock_ns=%d clock_insn=%d expiry_insn=%d "
+             "run_insn=%d latency_ns=%d running=%s" % (
+                 expires_ns, expires_ns + 1000, clock, expiry, expiry + (latency_ns >> shift),
+                 latency_ns, running)]
+    for kind, begin, end, stack in held:
+        lines.append("held %s begin_insn=%d end_insn=%d lock=none stack=%s" % (
+            kind, expiry + (begin >> shift), expiry + (end >> shift) if end else 0, stack))
+    return "\n".join(lines)
+
+
+def wakeups_log(spike_ns=SPIKE_NS, shift=3):
+    lines = ["mmlat_plugin_wakeups 1", "param clock=icount shift=%d" % shift]
+    t = 10 ** 9
+    for i in range(WAKEUPS):
+        lines.append(wakeup_line(t, WAKEUP_NS + 2 * i, shift))
+        t += 500000
+    lines.append(wakeup_line(t, spike_ns, shift, held=[
+        ("preempt", -20000, spike_ns, ",".join(ZAP_STACK))]))
+    lines.append(wakeup_line(t + 500000, spike_ns, shift, running="kworker/0:1"))
+    return "\n".join(lines) + "\n"
 
 
 # The series each fake variant carries.

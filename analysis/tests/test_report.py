@@ -338,6 +338,38 @@ def test_trace_plugin_run_reads_every_figure_from_its_clean_boots(tmp_path):
         "recorded by the window module" in " ".join(render_text.render(m).split())
 
 
+def test_trace_plugin_run_ties_each_spike_to_the_window_that_held_it_off(tmp_path):
+    """The plugin's wakeups: each boot's two spikes above its p99.9, one
+    under a zap window open at its timer's expiry, one with nothing open;
+    counted per side, named by class, the bare one listed with what ran,
+    the timeline plotted, and the compact summary keeping the counts."""
+    run = load.load_run(make_run(str(tmp_path / "plugin"), repeats=3, trace="plugin"))
+    s = summarize.build(run, n_resamples=20)
+    sp = s.workload("munmap").spikes
+    for side, boots in (("baseline", 3), ("patched", 3)):
+        assert sp[side].boots == boots
+        assert (sp[side].spikes, sp[side].explained) == (2 * boots, boots)
+        assert sp[side].by_class == {"pte-lock-zap": boots}
+        assert {u.running for u in sp[side].unexplained} == {"kworker/0:1"}
+        assert sp[side].timeline is not None
+    # the failed last boot of the last workload has no wakeups to count
+    assert s.workload("fork").spikes.patched.boots == 2
+    txt = " ".join(render_text.render(s).split())
+    assert "baseline 3 of 6 (50 %) in 3 boots" in txt
+    assert "r1: 400.0, 394.0, 0.0; kworker/0:1" in txt
+    assert "== munmap: critical sections (clean boots: 3 baseline, 3 patched) ==" in txt
+    out = tmp_path / "plots"
+    out.mkdir()
+    assert "spike_timeline.png" in plot.all_plots(s, str(out))
+    again = model.from_json(model.to_json(s))
+    assert again.workload("munmap").spikes == sp
+    small = model.compact(s).workload("munmap").spikes.baseline
+    assert (small.spikes, small.explained, small.unexplained, small.timeline) == (6, 3, [], None)
+    module = summarize.build(load.load_run(make_run(str(tmp_path / "windows"), repeats=2)),
+                             n_resamples=20)
+    assert "latency spikes" not in render_text.render(module)
+
+
 def test_trace_none_run_has_latency_only(tmp_path):
     run = load.load_run(make_run(str(tmp_path / "none"), repeats=2, trace="none"))
     s = summarize.build(run, n_resamples=20)
