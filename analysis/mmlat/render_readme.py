@@ -2,7 +2,8 @@
 runs they name (full or compact, model.compact): the headline of primary
 endpoints, the patches that moved an endpoint (STEPS=each), a sweep of
 one lock's windows and holds, window statistics of several runs side by
-side, and what the A/A study's spreads let the verdicts decide.  Each
+side, the latency spikes the windows explain, and what the A/A study's
+spreads let the verdicts decide.  Each
 table ends with a line naming its run and method, so that the README
 cannot quote a figure of another run."""
 from plan import knobs
@@ -139,6 +140,27 @@ def holds(summary, workload):
     return lines + ["", run_line(summary)]
 
 
+def spikes(summary):
+    """Per workload and side, the wakeups above their boot's p99.9 and how
+    many a window open at the timer's expiry explains, with the classes
+    of those windows (the QEMU plugin's boots)."""
+    labels = summary.short_labels()
+    lines = _head(["workload", "side", "boots", "wakeups", "spikes", "explained",
+                   "by class of the window"])
+    for w in summary.workloads:
+        for side, s in w.spikes.items():
+            if s is None:
+                continue
+            lines.append(_row([w.name, labels[side], str(s.boots), str(s.wakeups),
+                               str(s.spikes), "%d (%s)" % (s.explained, _share(s.share)),
+                               ", ".join("%s %d" % kv for kv in s.by_class.items()) or "-"]))
+    return lines + ["", run_line(summary)]
+
+
+def _share(share):
+    return "-" if share is None else "%.1f %%" % (100 * share)
+
+
 def reach(study_path):
     """Per primary endpoint of the default workloads: its between-boot CV
     as the A/A study measured it, its margin, and the boots a side with
@@ -164,4 +186,4 @@ def reach(study_path):
 TABLES = {"headline": (headline, 1, model.read), "steps": (steps, 1, model.read),
           "sweep-lock": (sweep_lock, 1, model.read), "windows": (windows, None, model.read),
           "sites": (sites, 1, model.read), "holds": (holds, 1, model.read),
-          "reach": (reach, 1, str)}
+          "spikes": (spikes, 1, model.read), "reach": (reach, 1, str)}

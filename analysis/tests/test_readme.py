@@ -100,3 +100,18 @@ def test_reach_follows_the_study_it_names(tmp_path):
     assert measured[3] == doubled[3] == "10%"
     assert float(doubled[2]) == pytest.approx(2 * float(measured[2]), abs=0.1)
     assert int(doubled[4]) > int(measured[4])
+
+
+def test_spikes_table_counts_what_the_compact_summary_keeps(tmp_path):
+    """A plugin run's spikes table from its compact summary: per workload
+    and side, the spikes and how many a window explains, by class."""
+    run = load.load_run(make_run(str(tmp_path / "run"), repeats=2, trace="plugin", failed=False))
+    path = tmp_path / "plugin.json"
+    model.write(model.compact(summarize.build(run, n_resamples=20)), str(path))
+    table = render_readme.spikes(model.read(str(path)))
+    assert "| munmap | baseline | 2 | 4004 | 4 | 2 (50.0 %) | pte-lock-zap 2 |" in table
+    assert len([line for line in table if line.startswith("| fork |")]) == 2
+    # a module run has no per-wakeup records: no rows
+    module = load.load_run(make_run(str(tmp_path / "module"), repeats=2, failed=False))
+    assert not [line for line in render_readme.spikes(summarize.build(module, n_resamples=20))
+                if line.startswith("| munmap")]

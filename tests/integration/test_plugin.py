@@ -13,7 +13,7 @@ import subprocess
 import pytest
 
 import checks
-from mmlat import calibrate, load, parse, plugin_events
+from mmlat import calibrate, load, parse, plugin_events, spikes
 from plan import calib, knobs
 from plan.model import GuestJob
 
@@ -61,6 +61,28 @@ def test_one_boot_per_repeat_gives_latency_work_windows_and_holds(runs):
     # munmap's zap path holds the PTE lock: its lock calls were hooked
     assert "pte-lock-zap" in c["windows"]["preemptoff"]["by_class"]
     assert c["counters"].windows > 0 and c["counters"].unmatched == 0
+
+
+def test_every_wakeup_is_recorded_and_matches_cyclictests_histogram(runs):
+    """The plugin's per-wakeup records (wakeups.txt) of the same boot:
+    one a cyclictest sample while recording ran, their latencies the
+    histogram's but for the return to user space and the clock read that
+    cyclictest's own include, and its spikes each with a verdict."""
+    [c] = load.load_run(str(runs["plugin"]))["cells"]
+    log = c["wakeups"]
+    assert log is not None and log.shift == 3
+    ours = sorted(w.latency_ns / 1000 for w in log.wakeups)
+    hist = c["lat_hist"]
+    theirs = sorted(us for us, n in hist.items() for _ in range(n))
+    # cyclictest also measures before the first mark and after the second
+    assert 0.9 * len(theirs) <= len(ours) <= len(theirs)
+    # the median and the tail: the spikes are the same wakeups
+    for q in (0.5, 0.999, 1.0):
+        gap = spikes.quantile(theirs, q) - spikes.quantile(ours, q)
+        assert 0 <= gap <= 10, (q, gap)
+    assert all(w.expiry_insn <= w.clock_insn <= w.run_insn for w in log.wakeups)
+    boot = spikes.boot_spikes(log, 1)
+    assert boot.spikes and all(s.latency_us * 1000 > boot.threshold_ns for s in boot.spikes)
 
 
 def test_the_plugin_leaves_the_guest_as_it_is(runs):
