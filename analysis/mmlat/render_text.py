@@ -419,10 +419,10 @@ def spike_lines(workload, labels):
              "open at the timer's expiry covers >= %d %% of the latency above the"
              % round(100 * spikes.COVER), "boot's median):"]
     for side, s in sides:
-        lines.append("  %-9s %d of %d%s in %d boots; median %s, p99.9 %s us" % (
+        lines.append("  %-9s %d of %d%s, %d boots, p50 %s, p99.9 %s us" % (
             labels[side][:9], s.explained, s.spikes,
             " (%d %%)" % math.floor(100 * s.share) if s.share is not None else "", s.boots,
-            _range(s.median_us), _range(s.threshold_us)))
+            _range(s.median_us, 1), _range(s.threshold_us, 0)))
         if s.by_class:
             lines += ["    " + line for line in wrap(", ".join(
                 "%s %d" % kv for kv in s.by_class.items()), WIDTH - 4)]
@@ -432,13 +432,17 @@ def spike_lines(workload, labels):
             lines.append("      r%d: %s, %s, %s; %s" % (
                 sp.repeat, fmt.us(sp.latency_us).strip(), fmt.us(sp.excess_us).strip(),
                 fmt.us(sp.covered_us).strip(), sp.running))
+            if sp.after:
+                lines.append("        then %s-off %s for %s: %s" % (
+                    sp.after.kind, sp.after.window_class,
+                    fmt.us(sp.after.covered_us).strip(), sp.after.site))
     return lines
 
 
-def _range(r):
+def _range(r, digits):
     if r is None:
         return "-"
-    lo, hi = "%.1f" % r.min, "%.1f" % r.max
+    lo, hi = "%.*f" % (digits, r.min), "%.*f" % (digits, r.max)
     return lo if lo == hi else "%s-%s" % (lo, hi)
 
 

@@ -15,6 +15,11 @@ the later of their ends.
     param clock=icount shift=S
     wakeup cpu=C pid=P expires_ns=E clock_ns=N clock_insn=I expiry_insn=X run_insn=R latency_ns=L running=COMM
     held preempt|irq begin_insn=B end_insn=Z lock=TAG stack=FRAME,...
+    after preempt|irq begin_insn=B end_insn=Z lock=TAG stack=FRAME,...
+
+An "after" window opened after the expiry and held the thread off
+longest of its kind (a softirq run at the interrupt's exit, say): never
+a cause, but named with an unexplained spike.
 
 Times are vCPU instructions x 2^S ns: virtual time under -icount, not
 hardware time."""
@@ -52,6 +57,7 @@ class Wakeup:
     latency_ns: int
     running: str                # the task the timer interrupted
     held: list[Held] = field(default_factory=list)
+    after: list[Held] = field(default_factory=list)
 
     def covered_insns(self, h):
         """Instructions of the wakeup's latency that h held off: from the
@@ -92,12 +98,13 @@ def parse_wakeups(path_or_text, is_text=False):
             wakeups.append(Wakeup(**{k: d[k] for k in (
                 "cpu", "pid", "expires_ns", "clock_ns", "clock_insn", "expiry_insn",
                 "run_insn", "latency_ns")}, running=str(d["running"])))
-        elif word == "held":
+        elif word in ("held", "after"):
             if not wakeups:
-                raise ValueError("a held window before any wakeup")
+                raise ValueError("a %s window before any wakeup" % word)
             d = parse._kv_line(line)
-            wakeups[-1].held.append(Held(line.split()[1], d["begin_insn"], d["end_insn"],
-                                         str(d["lock"]), parse._frames(d.get("stack"))))
+            getattr(wakeups[-1], word).append(Held(
+                line.split()[1], d["begin_insn"], d["end_insn"], str(d["lock"]),
+                parse._frames(d.get("stack"))))
     if version is None or not isinstance(shift, int):
         raise ValueError("not a plugin wakeups log")
     return WakeupLog(shift, wakeups)
@@ -120,6 +127,8 @@ class Spike:
     covered_us: float           # by the windows open at the expiry
     running: str
     causes: list[Cause]         # the windows that explain it, longest cover first
+    # unexplained: the window opened after the expiry that held it off longest
+    after: Cause | None = None
 
     @property
     def explained(self):
@@ -146,6 +155,16 @@ def _window_class(h):
     return attribute.classify_stack(h.stack, h.kind, lock), attribute.call_site(h.stack)
 
 
+def _longest_after(w, shift):
+    """The window opened after w's expiry that overlaps most of its wait."""
+    best = max(w.after, key=lambda h: min(h.end_insn, w.run_insn) - h.begin_insn, default=None)
+    if best is None:
+        return None
+    cls, site = _window_class(best)
+    return Cause(best.kind, cls, site,
+                 ((min(best.end_insn, w.run_insn) - best.begin_insn) << shift) / 1000)
+
+
 def boot_spikes(log, repeat, quantile_q=SPIKE_QUANTILE, cover=COVER):
     """The spikes of one boot's log, each with the windows that explain it."""
     if not log.wakeups:
@@ -165,7 +184,8 @@ def boot_spikes(log, repeat, quantile_q=SPIKE_QUANTILE, cover=COVER):
                 cls, site = _window_class(h)
                 causes.append(Cause(h.kind, cls, site, ns_covered / 1000))
         spikes.append(Spike(repeat, w.latency_ns / 1000, excess / 1000,
-                            (covers[0][0] if covers else 0) / 1000, w.running, causes))
+                            (covers[0][0] if covers else 0) / 1000, w.running, causes,
+                            None if causes else _longest_after(w, log.shift)))
     return BootSpikes(repeat, len(ns), median, threshold, spikes)
 
 

@@ -279,9 +279,9 @@ def _instrument_dumps(cell_dir, vi, shift, trace, workload):
 WAKEUPS, WAKEUP_NS, SPIKE_NS = 2000, 4000, 400000
 
 
-def wakeup_line(expires_ns, latency_ns, shift=3, running="munmap", held=()):
-    """One wakeup of wakeups.txt and its held windows, held as (kind,
-    begin_ns, end_ns, stack) relative to the expiry; the expiry is at
+def wakeup_line(expires_ns, latency_ns, shift=3, running="munmap", held=(), after=()):
+    """One wakeup of wakeups.txt and its held and after windows, each as
+    (kind, begin_ns, end_ns, stack) relative to the expiry; the expiry is at
     instruction 10**6 + expires_ns >> shift, the clock read 1 us after."""
     expiry = 10 ** 6 + (expires_ns >> shift)
     clock = expiry + (1000 >> shift)
@@ -289,9 +289,11 @@ def wakeup_line(expires_ns, latency_ns, shift=3, running="munmap", held=()):
              "run_insn=%d latency_ns=%d running=%s" % (
                  expires_ns, expires_ns + 1000, clock, expiry, expiry + (latency_ns >> shift),
                  latency_ns, running)]
-    for kind, begin, end, stack in held:
-        lines.append("held %s begin_insn=%d end_insn=%d lock=none stack=%s" % (
-            kind, expiry + (begin >> shift), expiry + (end >> shift) if end else 0, stack))
+    for word, windows in (("held", held), ("after", after)):
+        for kind, begin, end, stack in windows:
+            lines.append("%s %s begin_insn=%d end_insn=%d lock=none stack=%s" % (
+                word, kind, expiry + (begin >> shift), expiry + (end >> shift) if end else 0,
+                stack))
     return "\n".join(lines)
 
 
@@ -303,7 +305,8 @@ def wakeups_log(spike_ns=SPIKE_NS, shift=3):
         t += 500000
     lines.append(wakeup_line(t, spike_ns, shift, held=[
         ("preempt", -20000, spike_ns, ",".join(ZAP_STACK))]))
-    lines.append(wakeup_line(t + 500000, spike_ns, shift, running="kworker/0:1"))
+    lines.append(wakeup_line(t + 500000, spike_ns, shift, running="kworker/0:1", after=[
+        ("preempt", 3000, spike_ns, ",".join(SOFTIRQ_STACK))]))
     return "\n".join(lines) + "\n"
 
 

@@ -355,8 +355,8 @@ def test_trace_plugin_run_ties_each_spike_to_the_window_that_held_it_off(tmp_pat
     # the failed last boot of the last workload has no wakeups to count
     assert s.workload("fork").spikes.patched.boots == 2
     txt = " ".join(render_text.render(s).split())
-    assert "baseline 3 of 6 (50 %) in 3 boots" in txt
-    assert "r1: 400.0, 394.0, 0.0; kworker/0:1" in txt
+    assert "baseline 3 of 6 (50 %), 3 boots" in txt
+    assert "r1: 400.0, 394.0, 0.0; kworker/0:1 then preempt-off softirq for 397.0:" in txt
     assert "== munmap: critical sections (clean boots: 3 baseline, 3 patched) ==" in txt
     out = tmp_path / "plots"
     out.mkdir()

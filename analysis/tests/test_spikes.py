@@ -30,6 +30,10 @@ def test_a_window_open_at_the_expiry_explains_the_spike_it_covers():
     assert held.causes[0].site.startswith("zap_pte_range")
     assert held.latency_us == SPIKE_NS / 1000
     assert bare.running == "kworker/0:1" and bare.covered_us == 0
+    # what held it off opened after the expiry: named, never a cause
+    assert (bare.after.kind, bare.after.window_class) == ("preempt", "softirq")
+    assert bare.after.covered_us == (SPIKE_NS - 3000) / 1000
+    assert held.after is None
 
 
 @pytest.mark.parametrize("share, explained", [(0.79, False), (0.81, True)])

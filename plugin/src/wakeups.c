@@ -23,6 +23,12 @@
  *   wakeup cpu=C pid=P expires_ns=E clock_ns=N clock_insn=I expiry_insn=X
  *          run_insn=R latency_ns=L running=COMM
  *   held preempt|irq begin_insn=B end_insn=Z lock=TAG stack=FRAME,...
+ *   after preempt|irq begin_insn=B end_insn=Z lock=TAG stack=FRAME,...
+ *
+ * "after" is the window of each kind that opened after the expiry and
+ * held the task off longest before it ran (softirqs at the interrupt's
+ * exit, say): no cause by the rule a window must open before the timer
+ * expires, but what a reader of an unexplained spike wants to see.
  */
 #include <glib.h>
 #include <string.h>
@@ -174,6 +180,42 @@ static void read_comm(u64 task, char *comm)
 		strcpy(comm, "?");
 }
 
+static void write_window(const char *what, int kind, u64 begin, u64 end,
+			 u8 lock, const u64 *stack, unsigned int depth)
+{
+	fprintf(wake_log, "%s %s begin_insn=%llu end_insn=%llu lock=%s stack=",
+		what, win_kind_name[kind], begin, end, lock_tag(lock));
+	print_frames(wake_log, stack, depth);
+	fputc('\n', wake_log);
+}
+
+/* The window of kind opened after the expiry that overlaps most of the wait. */
+static void write_after(const struct pending *p, int kind, u64 run)
+{
+	struct wake_cpu *wc = &cpus[p->cpu];
+	unsigned int i, n = MIN(wc->head[kind], RING);
+	struct closed_win *best = NULL;
+	u64 most = 0;
+
+	for (i = 1; i <= n; i++) {
+		struct closed_win *c = &wc->ring[kind][(wc->head[kind] - i) % RING];
+		u64 overlap;
+
+		if (c->end <= p->expiry_insn)
+			break;
+		if (c->begin <= p->expiry_insn)
+			continue;
+		overlap = MIN(c->end, run) - c->begin;
+		if (overlap > most) {
+			most = overlap;
+			best = c;
+		}
+	}
+	if (best)
+		write_window("after", kind, best->begin, best->end, best->lock,
+			     best->stack, best->depth);
+}
+
 static void write_held(const struct pending *p, int kind, u64 run)
 {
 	const struct held *h = &p->held[kind];
@@ -193,10 +235,8 @@ static void write_held(const struct pending *p, int kind, u64 run)
 			end = run;	/* still open as the task runs */
 	}
 	/* end_insn=0: it closed before run_insn, but fell out of the ring */
-	fprintf(wake_log, "held %s begin_insn=%llu end_insn=%llu lock=%s stack=",
-		win_kind_name[kind], h->w.begin, end, lock_tag(h->w.lock));
-	print_frames(wake_log, h->w.stack, h->w.depth);
-	fputc('\n', wake_log);
+	write_window("held", kind, h->w.begin, end, h->w.lock, h->w.stack,
+		     h->w.depth);
 }
 
 void wake_switch(unsigned int cpu, u64 next)
@@ -221,6 +261,8 @@ void wake_switch(unsigned int cpu, u64 next)
 		insns_to_ns(run - p->expiry_insn), p->running);
 	for (kind = 0; kind < W_KINDS; kind++)
 		write_held(p, kind, run);
+	for (kind = 0; kind < W_KINDS; kind++)
+		write_after(p, kind, run);
 	p->task = 0;
 }
 
