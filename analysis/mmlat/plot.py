@@ -339,7 +339,10 @@ def fig_spike_timeline(summary):
     handles += [Line2D([], [], marker="o", color="grey", linestyle="", label="wakeup"),
                 Line2D([], [], marker="*", color="k", linestyle="", label="above p99.9")]
     axes[0, 0].legend(handles=handles, fontsize=7, loc="upper right")
-    return finish(fig, summary)
+    finish(fig, summary)
+    # a tall figure: keep the caption clear of the first panel's title
+    fig.subplots_adjust(top=1 - 0.4 / fig.get_figheight())
+    return fig
 
 
 def all_plots(summary, out_dir):
