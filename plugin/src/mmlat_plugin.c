@@ -124,6 +124,17 @@ static unsigned int wakeup_hooks_found;
 static unsigned int marks_seen;
 static char *out_dir;
 static bool regs_ready;
+static qemu_plugin_id_t plugin_id;
+/*
+ * Until the mark starts recording, only what must follow the guest from
+ * its first instruction is hooked: the mark, and the irq and NMI hooks
+ * that mirror tracing_irq_cpu and NMI context.  At the mark the plugin is
+ * reset, QEMU's translations dropped, and every block translated again
+ * with the instruction count and every hook.  The kernel's boot and the
+ * runner's set-up, half of a boot's instructions, then run at the speed of
+ * a boot without the plugin; what the guest sees does not change.
+ */
+static bool instrumented;
 
 u64 vcpu_insns(unsigned int cpu)
 {
@@ -150,6 +161,32 @@ static bool in_idle_code(u64 ret)
  */
 static bool *irq_traced;
 
+static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb);
+static void plugin_exit(qemu_plugin_id_t id, void *udata);
+
+static void instrument_all(qemu_plugin_id_t id)
+{
+	instrumented = true;
+	qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans);
+	qemu_plugin_register_atexit_cb(id, plugin_exit, NULL);
+}
+
+/* Hooked before the mark: what the mirrors need from the first instruction. */
+static bool hooked_before_mark(enum hook_type type)
+{
+	switch (type) {
+	case H_MARK:
+	case H_NMI_ENTER:
+	case H_NMI_EXIT:
+	case H_IRQ_OFF:
+	case H_IRQ_OFF_CALLER:
+	case H_IRQ_ON:
+		return true;
+	default:
+		return false;
+	}
+}
+
 static bool irq_trace_set(unsigned int cpu, bool on)
 {
 	bool was = irq_traced[cpu];
@@ -169,6 +206,8 @@ static void mark(unsigned int cpu)
 	if (marks_seen == 1) {
 		record_gen++;
 		recording = true;
+		if (!instrumented)
+			qemu_plugin_reset(plugin_id, instrument_all);
 		events_mark(cpu, "start", vcpu_insns(cpu));
 	} else if (marks_seen == 2) {
 		recording = false;
@@ -312,17 +351,19 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		int mode;
 
 		/* first, so that a hook's count includes its instruction */
-		qemu_plugin_register_vcpu_insn_exec_inline_per_vcpu(insn,
-								    QEMU_PLUGIN_INLINE_ADD_U64,
-								    insn_count, 1);
+		if (instrumented)
+			qemu_plugin_register_vcpu_insn_exec_inline_per_vcpu(insn,
+									    QEMU_PLUGIN_INLINE_ADD_U64,
+									    insn_count, 1);
 		if (!guest_kernel_addr(va))
 			continue;
 		h = g_hash_table_lookup(hooks, &va);
-		if (h) {
+		if (h && (instrumented || hooked_before_mark(h->type))) {
 			qemu_plugin_register_vcpu_insn_exec_cb(insn, hook_exec,
 							       QEMU_PLUGIN_CB_R_REGS,
 							       h);
-		} else if (!i && with_locks && lock_is_try_return(va, &mode)) {
+		} else if (!h && instrumented && !i && with_locks &&
+			   lock_is_try_return(va, &mode)) {
 			/* a return site begins a TB: the call ended one */
 			qemu_plugin_register_vcpu_insn_exec_cb(insn,
 							       try_return_exec,
@@ -441,6 +482,7 @@ static bool hook_functions(const char *mark_func)
 	} else {
 		recording = true;
 		record_gen = 1;
+		instrumented = true;
 	}
 	return true;
 }
@@ -566,6 +608,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 	events_init(log, (u64)log_us * 1000);
 	counts = qemu_plugin_scoreboard_new(sizeof(u64));
 	insn_count = qemu_plugin_scoreboard_u64(counts);
+	plugin_id = id;
 	qemu_plugin_register_vcpu_init_cb(id, vcpu_init);
 	qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans);
 	qemu_plugin_register_atexit_cb(id, plugin_exit, NULL);
