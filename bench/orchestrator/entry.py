@@ -200,8 +200,8 @@ def plan_run(values, steps_dir):
     # trace and boots as given until the machine resolves TRACE
     # (Plan.resolve_trace), once ACCEL and SMP are known
     plan = Plan(run_id=values["RUN_ID"], variants=variants, steps=step_list, workloads=entries,
-                sweeps=sweeps, boots=[], trace=values["TRACE"], calibration=cal, duration_s=int(values["DURATION"]),
-                repeat=repeat, rounds=rounds,
+                sweeps=sweeps, boots=[], trace=values["TRACE"], calibration=cal,
+                duration_s=int(values["DURATION"]), repeat=repeat, rounds=rounds,
                 flavor=values["FLAVOR"], cross=values["CROSS"] == "yes",
                 executor=values["EXECUTOR"])
     return Entry(plan=plan, values=values, partials=partials, untested=untested)
