@@ -13,14 +13,14 @@ build/knobs.mk: bench/plan/knobs.py bench/plan/instruments.py bench/plan/render.
 # The run make report and make compare read.
 RUN ?= $(shell cat $(RESULTS_DIR)/.latest 2>/dev/null)
 # Calibration: windows of known length (KIND[/KIND...]:US[/US...][xROUNDS]).
-# make bench: every kind at four lengths spanning the range, in one traced
-# idle boot per variant (about 25 s each), for the b and a its report
-# states; none unless TRACE's instrument runs in the guest (GUEST_TRACES:
-# TRACE=none has no traced boots, TRACE=plugin's read-back is
-# tests/integration/test_plugin.py). make calibrate:
+# make bench: every kind at four lengths spanning the range, in one idle
+# boot per variant (about 25 s each) with the instrument, which reads them
+# back (the window module's snapshots, or the plugin's event log), for the
+# b and a its report states; none where TRACE's instrument records no
+# windows (WINDOWLESS_TRACES: TRACE=none). make calibrate:
 # 10 us to 5 ms, 3 rounds, into each of $(VARIANTS) idle and under a
 # workload.
-bench: CALIB ?= $(if $(filter $(GUEST_TRACES),$(TRACE)),$(CALIB_BENCH),)
+bench: CALIB ?= $(if $(filter $(WINDOWLESS_TRACES),$(TRACE)),,$(CALIB_BENCH))
 calibrate: CALIB ?= $(CALIB_CALIBRATE)
 calibrate: CALIB_WORKLOADS ?= $(CALIB_CALIBRATE_WORKLOADS)
 
@@ -38,9 +38,12 @@ calibration_check = $(ANALYSIS) calibrate "$(1)" || true
 help:
 	@echo 'mmlat — compare scheduling latency and preempt-off windows of two kernels'
 	@echo
-	@echo '  make bench      build $$(VARIANTS), boot each per workload clean and traced,'
-	@echo '                 and once idle with $$(CALIB) injected; measure, check the'
-	@echo '                 calibration (calibration.json), report (b and a in its header)'
+	@echo '  make bench      build $$(VARIANTS), boot each per workload and repeat: under'
+	@echo '                 tcg-icount with one vCPU once, the QEMU plugin recording'
+	@echo '                 windows and holds (TRACE=auto: plugin), else clean and traced'
+	@echo '                 (TRACE=auto: windows); and once idle with $$(CALIB) injected;'
+	@echo '                 measure, check the calibration (calibration.json), report'
+	@echo '                 (b and a in its header)'
 	@echo '  make test       lint and unit tests; build and boot mainline and check its'
 	@echo '                 data and calibration; bench two refs of a git tree made from'
 	@echo '                 linux-source-7.3 through the same checks; stop and resume a'
@@ -57,8 +60,8 @@ help:
 	@echo '                 Signed-off-by: from git config, Cc: from get_maintainer.pl,'
 	@echo '                 into RUN/posting/'
 	@echo '  make calibrate  inject $$(CALIB_CALIBRATE) windows into each of $$(VARIANTS)'
-	@echo '                 under $$(CALIB_CALIBRATE_WORKLOADS); check that the window'
-	@echo '                 module and cyclictest see each one; fit reading = a*length + b'
+	@echo '                 under $$(CALIB_CALIBRATE_WORKLOADS); check that the instrument'
+	@echo '                 (TRACE) and cyclictest see each one; fit reading = a*length + b'
 	@echo '                 per kind (|a-1| <= 1 %, b > 20 us fails) into calibration.json'
 	@echo '  make check-kernels  build $$(CHECK_VARIANTS) with lockdep, DEBUG_ATOMIC_SLEEP'
 	@echo '                 and DEBUG_VM, boot each under $$(CHECK_WORKLOADS), then at'

@@ -18,7 +18,11 @@ module times each window from inside (its busy wait) and from around it
   guest does in between can take a window's place;
 * TRACE=max (and full): the matching max tracer, reset before each window
   (calib.txt tracer_us, with the window's trace in calib/<N>.trace, whose
-  attribution must be the "calibration" class).
+  attribution must be the "calibration" class);
+* TRACE=plugin: the QEMU plugin's event log of the boot (plugin/events.txt,
+  every window at least as long as the shortest injected one), each
+  window opened by a calibration function matched in order to the next
+  injected window of its kind (plugin_events.calibration_readings).
 
 Per window the reading must lie between the time inside and the time
 around the section: an interrupt (or, under a workload, a preemption
@@ -38,7 +42,7 @@ import sys
 
 from plan import calib
 
-from . import attribute, parse, records
+from . import attribute, parse, plugin_events, records
 
 KINDS = tuple(calib.KINDS)
 
@@ -59,7 +63,7 @@ B_GOAL_US = 2.0
 B_LIMIT_US = 20.0
 # tracing_max_latency is in whole microseconds, rounded down; the window
 # module's readings are nanoseconds on the module's own clock.
-READING_RESOLUTION_US = {"tracer": 1.0, "windows": 0.0}
+READING_RESOLUTION_US = {"tracer": 1.0, "windows": 0.0, "plugin": 0.0}
 # The module times its busy wait; it may overrun the request, never fall
 # short of it. An interrupt at the end of the spin adds its own length
 # (a 200 us window came out at 222 us once), hence the absolute slack.
@@ -187,7 +191,8 @@ def check_cell(guest_dir, requested, trace):
     requested: [(kind, us)] in injection order (meta.json's calibration
     windows, plan/calib.py); trace: the run's TRACE, which says what read
     the windows: "windows" the window module's snapshots, "max" or "full"
-    the tracer.  Returns
+    the tracer, "plugin" the QEMU plugin's event log beside guest_dir.
+    Returns
     (result, failures): result = {"source", "windows": [one row per window],
     "fits": {kind: fit()}, "cyclictest": {max_us, floor_us}}, failures a
     list of messages (empty when the chain is sound)."""
@@ -201,12 +206,20 @@ def check_cell(guest_dir, requested, trace):
         failures.append("%d windows requested, %d recorded" % (len(requested), len(got)))
     has_snaps = os.path.exists(os.path.join(guest_dir, "calib", "0.windows"))
     has_tracer = bool(got) and "tracer_us" in got[0]
+    events = os.path.join(os.path.dirname(guest_dir), "plugin", "events.txt")
     source = None
     if trace == "windows" and has_snaps:
         source = "windows"
         snaps = {s: _snapshot(guest_dir, s, 0) for s in ("windows", "locks")}
     elif trace in ("max", "full") and has_tracer:
         source = "tracer"
+    elif trace == "plugin" and os.path.exists(events):
+        source = "plugin"
+        plugin_rows = plugin_events.calibration_readings(
+            plugin_events.parse_events(events), got,
+            parse.SymbolMap(os.path.join(guest_dir, "kallsyms.txt")))
+    elif trace == "plugin":
+        failures.append("TRACE=plugin, but the boot has no plugin event log (plugin/events.txt)")
     elif trace == "windows":
         failures.append("TRACE=windows, but the boot has no window-module snapshots")
     elif trace in ("max", "full"):
@@ -242,6 +255,11 @@ def check_cell(guest_dir, requested, trace):
         elif source == "tracer":
             row["reading_us"] = rec["tracer_us"]
             row["class"], err = _tracer_class(guest_dir, i, kind)
+        elif source == "plugin":
+            row["reading_us"] = plugin_rows[i - 1]["reading_us"]
+            if row["reading_us"] is None:
+                err = "the plugin logged no %s window opened by %s" % plugin_events.CALIB_OPENERS[
+                    kind]
         if err:
             failures.append("%s: %s" % (name, err))
         r = row["reading_us"]

@@ -193,7 +193,10 @@ def header(summary):
     lines += config_diff_lines(summary.config_diff)
     lines.append("accel: %s   duration: %s s   repeats: %s" % (
         fmt.accel_text(run) if run.accel else None, run.duration_s, run.repeat))
-    lines.append("boots per cell: %s (TRACE=%s)" % (" + ".join(run.boots), run.trace))
+    # TRACE=auto's choice follows the accelerator and vCPUs: say it was one
+    lines.append("boots per cell: %s (TRACE=%s%s)" % (
+        " + ".join(run.boots), run.trace,
+        ", TRACE=auto's choice" if run.knobs.get("TRACE") == "auto" else ""))
     lines += wrap("figures: " + fmt.sources_text(summary))
     lines += executor_lines(summary)
     lines += calibration_lines(summary.calibration)

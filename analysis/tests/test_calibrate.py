@@ -416,3 +416,51 @@ def test_bench_calibration_boots_reach_the_report_header(tmp_path, capsys):
     assert re.search(r"^  baseline \(idle\) +(0\.9/1\.000 +){4}0\.9/1\.000$", txt, re.M)
     assert re.search(r"^  patched \(idle\) +(2\.4/1\.000 +){4}2\.4/1\.000$", txt, re.M)
     assert "== calib" not in txt and "FAILED" not in txt
+
+
+# ---------------------------------- TRACE=plugin: a real cell, the event log
+
+PLUGIN_FIX = Path(__file__).parents[2] / "plugin" / "tests" / "fixtures" / "calib-6.1-icount"
+P_REQUEST = calib.parse("preempt/irq/spin/ptl/ptl_nested:10/20/50/100/200/500/1000/2000/5000x3")
+
+
+@pytest.fixture
+def plugin_cell(tmp_path):
+    """A boot as the orchestrator keeps it: the guest's files in guest/,
+    the plugin's event log in plugin/ (the cyclictest of the max tracer's
+    cell, whose longest window is as long)."""
+    guest, plugin = tmp_path / "boot" / "guest", tmp_path / "boot" / "plugin"
+    guest.mkdir(parents=True)
+    plugin.mkdir()
+    for name in ("calib.txt", "kallsyms.txt"):
+        shutil.copy(PLUGIN_FIX / name, guest / name)
+    shutil.copy(FIX / "cyclictest.json", guest / "cyclictest.json")
+    shutil.copy(PLUGIN_FIX / "events.txt", plugin / "events.txt")
+    return guest
+
+
+def test_plugin_cell_reads_every_window_from_the_event_log(plugin_cell):
+    result, failures = calibrate.check_cell(str(plugin_cell), P_REQUEST, "plugin")
+    assert failures == [] and result["source"] == "plugin"
+    assert all(r["reading_us"] is not None for r in result["windows"])
+    for kind in calibrate.KINDS:
+        f = result["fits"][kind]
+        # the plugin's count and the module's clock follow one icount clock
+        assert f["n"] == 27 and f["a"] == pytest.approx(1.0, abs=1e-9)
+        assert 0 < f["b_us"] < calibrate.B_LIMIT_US
+
+
+def test_plugin_cell_without_a_window_or_a_log_fails(plugin_cell):
+    events = plugin_cell.parent / "plugin" / "events.txt"
+    lines = events.read_text().splitlines(keepends=True)
+    first_irq = next(i for i, line in enumerate(lines) if line.startswith("window irq"))
+    events.write_text("".join(lines[:first_irq] + lines[first_irq + 1:]))
+    _, failures = calibrate.check_cell(str(plugin_cell), P_REQUEST, "plugin")
+    # each later irq window takes the next one's reading, out of bounds,
+    # and the last is left without one
+    assert failures[0].startswith("window 2 (irq 10 us): read 21.2 us, outside")
+    assert ("window 132 (irq 5000 us): the plugin logged no irq window opened by "
+            "mmlat_calib_irq_window") in failures
+    events.unlink()
+    _, failures = calibrate.check_cell(str(plugin_cell), P_REQUEST, "plugin")
+    assert failures[0] == "TRACE=plugin, but the boot has no plugin event log (plugin/events.txt)"

@@ -55,7 +55,7 @@ def test_command_from_the_knobs_and_the_recorded_commit(stepped, section):
     words = render_posting.command_words(stepped)
     assert words == ["make", "bench", "BASELINE=baseline", "PATCHED=patched",
                      'VARIANTS="baseline patched.1 patched"', 'WORKLOADS="munmap truncate"',
-                     "REPEAT=4", "ACCEL=tcg-icount"]
+                     "REPEAT=4", "ACCEL=tcg-icount", "TRACE=windows"]
     assert "knobs as one command (mmlat commit not recorded)" in " ".join(section.split())
     stated = "\n".join(render_posting.how_section(dataclasses.replace(
         stepped, run=dataclasses.replace(stepped.run, mmlat_commit="abc123"))))

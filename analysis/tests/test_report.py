@@ -332,6 +332,10 @@ def test_trace_plugin_run_reads_every_figure_from_its_clean_boots(tmp_path):
     assert set(k for kinds in rnd.needs.values() for k in kinds) <= {"clean"}
     txt = render_text.render(s)
     assert "boots per cell: clean (TRACE=plugin)" in txt
+    fakerun.update_meta(plugin["dir"], knobs={"TRACE": "auto"})
+    chosen = summarize.build(load.load_run(plugin["dir"]), n_resamples=20)
+    assert "boots per cell: clean (TRACE=plugin, TRACE=auto's choice)" in \
+        render_text.render(chosen)
     assert "Latency, work, windows and lock holds from the same clean boots, recorded by the " \
         "QEMU plugin (plugin/), outside the guest." in " ".join(txt.split())
     assert "Latency and work from clean boots, windows and lock holds from traced ones, " \

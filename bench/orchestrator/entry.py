@@ -31,10 +31,16 @@ def _die(name, value, takes):
     raise knobs.KnobError(name, value, takes)
 
 
+def asks_plugin(values):
+    """Whether TRACE names the QEMU plugin itself (TRACE=auto chooses it
+    only where it can run: orchestrator/machine.py)."""
+    return values["TRACE"] != instruments.AUTO and instruments.of(values["TRACE"]).qemu_plugin
+
+
 def check_instrument(values):
     """The QEMU plugin (TRACE=plugin) needs icount, whose instruction
     count is its clock, and one vCPU (plugin/README.md)."""
-    if not instruments.of(values["TRACE"]).qemu_plugin:
+    if not asks_plugin(values):
         return
     if values["ACCEL"] != "tcg-icount":
         raise Refused("TRACE=%s times windows in guest instructions: it needs "
@@ -69,7 +75,7 @@ def check_lava(values):
         raise Refused("EXECUTOR=%s runs its QEMU jobs under tcg-icount, not ACCEL=%s: a kvm or "
                       "tcg-mt guest keeps the worker's time, which a lab shares between jobs"
                       % (executor, values["ACCEL"]))
-    if instruments.of(values["TRACE"]).qemu_plugin:
+    if asks_plugin(values):
         raise Refused("EXECUTOR=%s: TRACE=%s loads a QEMU plugin, which a LAVA job's QEMU does "
                       "not; TRACE=windows is the instrument inside the guest"
                       % (executor, values["TRACE"]))
@@ -132,13 +138,11 @@ def calibration(values, entries):
                 except workloads.EntryError as e:
                     raise Refused(str(e)) from None
         return None
-    # Calibration is read through the instrument, which only traced boots run.
-    if values["TRACE"] == "none":
-        raise Refused("CALIB needs traced boots: TRACE=none runs clean boots only")
-    if not instruments.of(values["TRACE"]).guest:
-        raise Refused("CALIB reads its windows through an instrument in the guest; TRACE=%s's "
-                      "read-back is tests/integration/test_plugin.py: give CALIB= (make bench "
-                      "does)" % values["TRACE"])
+    # Calibration is read through the instrument, in the boots that carry
+    # its windows (TRACE=auto's choices both have them).
+    if values["TRACE"] != instruments.AUTO and not instruments.of(values["TRACE"]).windows_boot:
+        raise Refused("CALIB needs traced boots, whose instrument reads its windows: TRACE=%s "
+                      "records no windows" % values["TRACE"])
     try:
         windows = calib.parse(request)
     except calib.CalibError as e:
@@ -193,10 +197,11 @@ def plan_run(values, steps_dir):
     entries, sweeps = check_workloads(values)
     cal = calibration(values, entries)
     repeat, rounds = repeats(values, variants)
+    # trace and boots as given until the machine resolves TRACE
+    # (Plan.resolve_trace), once ACCEL and SMP are known
     plan = Plan(run_id=values["RUN_ID"], variants=variants, steps=step_list, workloads=entries,
-                sweeps=sweeps, boots=list(instruments.of(values["TRACE"]).boots),
-                trace=values["TRACE"], calibration=cal, duration_s=int(values["DURATION"]),
-                repeat=repeat, rounds=rounds,
+                sweeps=sweeps, boots=[], trace=values["TRACE"], calibration=cal,
+                duration_s=int(values["DURATION"]), repeat=repeat, rounds=rounds,
                 flavor=values["FLAVOR"], cross=values["CROSS"] == "yes",
                 executor=values["EXECUTOR"])
     return Entry(plan=plan, values=values, partials=partials, untested=untested)

@@ -39,9 +39,10 @@ class Images:
     def initrd(self, variant):
         return os.path.join(self.dir, "initrd-%s.cpio" % variant)
 
-    def make(self, build, variants, modules):
-        """The base image, and per variant its kernel and initramfs (with
-        the guest modules when modules)."""
+    def make_base(self, build, variants):
+        """The base image and each variant's kernel: what ACCEL=auto's probe
+        boots, before TRACE (resolved with the accelerator) says whether
+        the initramfs gets the modules."""
         os.makedirs(self.dir, exist_ok=True)
         etc = os.path.join(self.dir, "etc")
         render.guest_config(etc)
@@ -49,6 +50,11 @@ class Images:
         for v in variants:
             os.makedirs(os.path.dirname(self.kernel(v)), exist_ok=True)
             shutil.copyfile(os.path.join(build.kernel(v), "bzImage"), self.kernel(v))
+
+    def make_initrds(self, build, variants, modules):
+        """Per variant its initramfs: the base image, with the guest
+        modules when modules."""
+        for v in variants:
             if modules:
                 mods = os.path.join(self.dir, "module-%s.cpio" % v)
                 guarded(["bash", INITRAMFS, "module", build.obj(v), mods])
@@ -75,15 +81,17 @@ class Images:
             guarded(["bash", PLUGIN_BUILD, "offsets", build.obj(v), kdir],
                     stdout=subprocess.DEVNULL)
 
-    def plugin_argument(self, variant, icount_shift):
+    def plugin_argument(self, variant, icount_shift, log_us=0):
         """QEMU's -plugin argument for a boot of variant, but out= (the
-        executor's): plugin/README.md."""
+        executor's): plugin/README.md. log_us: its event log's threshold,
+        0 none."""
         kdir = os.path.dirname(self.kernel(variant))
         return ",".join([qemu_option(self.plugin()),
                          "map=" + qemu_option(os.path.join(kdir, "System.map")),
                          "consts=" + qemu_option(os.path.join(kdir, "consts.txt")),
                          "classes=" + qemu_option(CLASSES),
-                         "shift=%s" % icount_shift, "mark=" + PLUGIN_MARK])
+                         "shift=%s" % icount_shift, "mark=" + PLUGIN_MARK]
+                        + (["log_us=%d" % log_us] if log_us else []))
 
     def base_sha256(self):
         return sha256(self.base)

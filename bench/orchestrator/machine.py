@@ -1,9 +1,11 @@
 """What a run's boots run on: the accelerator (ACCEL=auto: bench/accel.sh's
-probe boot), the vCPUs, the QEMU, and how many guests at once."""
+probe boot), the vCPUs, the QEMU, how many guests at once, and the
+instrument that records windows and holds (TRACE=auto, which depends on
+the first two)."""
 import os
 from dataclasses import dataclass
 
-from plan import knobs
+from plan import instruments, knobs
 
 from . import qemu
 from .children import output
@@ -21,6 +23,7 @@ class Machine:
     qemu_binary: str
     qemu: str                   # its --version line
     jobs: int
+    trace: str = ""             # TRACE resolved (plan/instruments.py resolve)
 
 
 def accelerator(values, kernel, initrd):
@@ -58,21 +61,27 @@ def jobs(values, accel):
     return max(1, min(os.cpu_count(), by_memory))
 
 
-def resolve(values, kernel, initrd, plugin=False):
-    """The Machine, once the images are made (the probe boots them);
-    plugin: the boots load the QEMU plugin."""
+def resolve(values, kernel, initrd):
+    """The Machine, once the base image is made (the probe boots it);
+    TRACE resolved here, once, right after ACCEL and SMP, which it
+    depends on. An explicit TRACE=plugin the machine cannot run is
+    refused (ACCEL=auto's probe may have chosen kvm)."""
     accel = accelerator(values, kernel, initrd)
     # icount runs every vCPU on one host thread, each a share of the
     # virtual time: it defaults to one vCPU, the other modes to 2.
     smp = int(values["SMP"] or (1 if accel == "tcg-icount" else 2))
+    trace = instruments.resolve(values["TRACE"], accel, smp, values["EXECUTOR"],
+                                values["ICOUNT_QEMU"])
     binary = qemu.SYSTEM
-    if plugin and (accel != "tcg-icount" or smp != 1):
+    if instruments.of(trace).qemu_plugin and (accel != "tcg-icount" or smp != 1):
         raise Refused("TRACE=%s: the plugin runs under tcg-icount with one vCPU, not %s "
-                      "with %d" % (values["TRACE"], accel, smp))
+                      "with %d" % (trace, accel, smp))
     # a LAVA server's jobs run its devices' QEMU, named in each boot's record
     if accel == "tcg-icount" and values["EXECUTOR"] != "lava":
         binary, why = qemu.icount_qemu(smp)
         if why:
             raise Refused("SMP=%d with ACCEL=tcg-icount: %s" % (smp, why))
+    if values["TRACE"] == instruments.AUTO:
+        log("instrument: TRACE=auto is %s (%s, %d vCPU)" % (trace, accel, smp))
     return Machine(accel=accel, smp=smp, qemu_binary=binary, qemu=qemu.version_line(binary),
-                   jobs=jobs(values, accel))
+                   jobs=jobs(values, accel), trace=trace)

@@ -75,17 +75,20 @@ def run(values):
             qemu.provision()
         configs, shas = build_stage(e, build)
         names = e.plan.variant_names
+        log("stage 3/4: guest images")
+        imgs.make_base(build, names)
+        mach = machine.resolve(values, imgs.kernel(names[0]), imgs.base)
+        e.plan.resolve_trace(mach.trace)
         # Only the windows and holds depend on classes.txt; the check
         # kernels carry no window module.
         instrument = e.plan.instrument
         if instrument.windows_boot and e.plan.flavor == "bench":
             analysis.drift(values, [build.kernel(n) for n in names])
-        log("stage 3/4: guest images%s" % (" and the QEMU plugin" if instrument.qemu_plugin
-                                           else ""))
-        imgs.make(build, names, modules=bool(e.plan.calibration) or e.plan.trace == "windows")
+        imgs.make_initrds(build, names,
+                          modules=bool(e.plan.calibration) or e.plan.trace == "windows")
         if instrument.qemu_plugin:
+            log("stage 3/4: the QEMU plugin")
             imgs.make_plugin(build, names)
-        mach = machine.resolve(values, imgs.kernel(names[0]), imgs.base, instrument.qemu_plugin)
         locks.release(build_lock)
         os.makedirs(run_paths.cells, exist_ok=True)
         if os.path.exists(run_paths.meta):

@@ -58,7 +58,8 @@ class Scheduler:
                        smp=self.machine.smp, memory_mib=int(self.values["GUEST_MEM_MIB"]),
                        icount_shift=int(self.values["ICOUNT_SHIFT"]), timeout_s=self.timeout,
                        plugin=self.images.plugin_argument(boot.cell.variant,
-                                                          self.values["ICOUNT_SHIFT"])
+                                                          self.values["ICOUNT_SHIFT"],
+                                                          self.plan.plugin_log_us(boot))
                        if self.plan.plugin(boot) else "")
 
     def submit(self, boot, attempt=1, reasons=()):

@@ -5,7 +5,10 @@ the lock holds, and what records them.
 The knob registry takes TRACE's values from these rows; the plan, the
 executor's boot jobs and every boot's cell.json ("instrument") follow
 them, and the analysis reads each figure from the boot kind figure_boot
-names. Adding an instrument is one row plus the code that runs it."""
+names. Adding an instrument is one row plus the code that runs it.
+
+TRACE=auto (its default) is no row: resolve() makes it one, once the
+accelerator and the vCPUs are known (orchestrator/machine.py)."""
 from dataclasses import dataclass
 
 CLEAN, TRACED = "clean", "traced"
@@ -50,6 +53,23 @@ INSTRUMENTS = (
 
 BY_NAME = {i.name: i for i in INSTRUMENTS}
 NAMES = tuple(BY_NAME)
+AUTO = "auto"
+AUTO_HELP = ("auto: plugin where it can run (ACCEL resolves to tcg-icount, one vCPU, the local "
+             "executor and the pinned QEMU: ICOUNT_QEMU empty), else windows")
+
+
+def resolve(trace, accel, smp, executor, icount_qemu):
+    """TRACE's row name: trace itself unless it is auto; auto is the
+    plugin where it can run, since there one boot a repeat gives latency,
+    work, windows and holds of the same unperturbed kernel, else the
+    window module. The plugin needs icount's clock and one vCPU
+    (plugin/README.md), QEMU's -plugin on this machine (a LAVA job's QEMU
+    loads none) and the QEMU its header was taken from (the pinned one)."""
+    if trace != AUTO:
+        return trace
+    if accel == "tcg-icount" and smp == 1 and executor == "local" and not icount_qemu:
+        return "plugin"
+    return "windows"
 
 
 def of(trace):

@@ -108,6 +108,14 @@ class Knob:
     run: bool = False       # a run's knob: checked at the entry, recorded in meta.json
     make: bool = True       # the Makefile sets its default (build/knobs.mk)
     job_key: str = ""       # its guest job key (mmlat.KEY=VALUE), scope guest or both
+    # (default, allowed) of its job key where the host resolves the value
+    # before a job carries it (TRACE=auto): the guest never sees the word
+    guest: tuple = ()
+
+    @property
+    def guest_takes(self):
+        """(default, allowed) of its job key in the guest runner."""
+        return self.guest or (self.default, self.allowed)
 
     def takes(self, values):
         return self.allowed.takes(values)
@@ -154,10 +162,11 @@ KNOBS = (
     Knob("REPEAT", "10", Integer(1, 1000, words=("auto",)), HOST,
          "boots a side of each cell (their seeds 1..REPEAT); auto: rounds of boots until the "
          "rule of analysis/mmlat/sequential.py decides every primary endpoint", run=True),
-    Knob("TRACE", "windows", Choice(instruments.NAMES), BOTH,
+    Knob("TRACE", instruments.AUTO, Choice((instruments.AUTO,) + instruments.NAMES), BOTH,
          "what records windows and lock holds (bench/plan/instruments.py): windows, the window "
          "module in a traced boot; plugin, the QEMU plugin in the clean boot (tcg-icount, one "
-         "vCPU); none: clean boots only", run=True, job_key="trace"),
+         "vCPU); none: clean boots only; " + instruments.AUTO_HELP, run=True, job_key="trace",
+         guest=("windows", Choice(instruments.NAMES))),
     Knob("CALIB", "", Text("windows KIND[/KIND...]:US[/US...][xROUNDS],..."), HOST,
          "windows of known length injected into the traced boots of CALIB_WORKLOADS",
          run=True, make=False),

@@ -148,16 +148,18 @@ AUTO = AutoRepeat()
 @dataclass
 class Plan(Record):
     """What a run boots. Round 1 starts with the calibration boots (one per
-    variant with CALIB_WORKLOADS=calib), then every round runs its repeats
-    in order, each repeat every workload, each workload every variant,
-    each variant its clean boot, then its traced one."""
+    variant with CALIB_WORKLOADS=calib, of the kind that carries the
+    instrument's windows), then every round runs its repeats in order,
+    each repeat every workload, each workload every variant, each variant
+    its clean boot, then its traced one (where the instrument has one).
+    trace and boots are TRACE's as resolved (resolve_trace)."""
     run_id: str
     variants: list[Variant]
     steps: list[Step]
     workloads: list[str]        # every WORKLOADS entry, SWEEP's included
     sweeps: list[Sweep]
     boots: list[str]            # the boot kinds of a cell, in order
-    trace: str
+    trace: str                  # TRACE resolved: a row of plan/instruments.py
     calibration: Calibration | None
     duration_s: int
     repeat: int | str           # REPEAT: N, or "auto"
@@ -171,14 +173,21 @@ class Plan(Record):
         return [v.name for v in self.variants]
 
     def calibrated(self, cell, kind):
-        """Whether a boot of cell and kind gets CALIB's windows."""
-        return (self.calibration is not None and kind == "traced"
+        """Whether a boot of cell and kind gets CALIB's windows: the boots
+        that carry the instrument's windows, which read them back."""
+        return (self.calibration is not None and kind == self.instrument.windows_boot
                 and cell.workload in self.calibration.workloads)
 
     @property
     def instrument(self):
         """TRACE's row of plan/instruments.py."""
         return instruments.of(self.trace)
+
+    def resolve_trace(self, trace):
+        """TRACE as the machine resolved it (TRACE=auto's row, or the value
+        given): the plan's trace and its row's boot kinds, which meta.json
+        records and every reader of the run takes from there."""
+        self.trace, self.boots = trace, list(instruments.of(trace).boots)
 
     def instrument_of(self, boot):
         """The instrument whose windows and holds boot records (TRACE's
@@ -188,6 +197,15 @@ class Plan(Record):
     def plugin(self, boot):
         """Whether QEMU loads the plugin into boot."""
         return self.instrument.qemu_plugin and self.instrument.carries_windows(boot.kind)
+
+    def plugin_log_us(self, boot):
+        """The plugin's log_us for boot: 0 (no event log) but in a
+        calibrated boot, whose read-back is the log
+        (analysis/mmlat/plugin_events.py): every window at least as long
+        as the shortest injected one, which each injected window is."""
+        if not self.calibrated(boot.cell, boot.kind):
+            return 0
+        return min(us for _, us in self.calibration.windows)
 
     def job(self, boot, values):
         """The guest job of one of its boots, with the guest knobs' values
@@ -208,7 +226,8 @@ class Plan(Record):
         """Every boot of round rnd, in the order they start."""
         out = []
         if rnd.index == 1 and self.calibration and CALIB_CELL in self.calibration.workloads:
-            out += [Boot(Cell(v, CALIB_CELL), "traced", 1, 1) for v in self.variant_names]
+            out += [Boot(Cell(v, CALIB_CELL), self.instrument.windows_boot, 1, 1)
+                    for v in self.variant_names]
         for r in range(rnd.first, rnd.last + 1):
             out += [Boot(Cell(v, w), kind, r, rnd.index) for w in self.workloads
                     for v in self.variant_names for kind in rnd.boots(w, self.boots)]

@@ -60,9 +60,9 @@ def knobs_mk():
     for k in knobs.KNOBS:
         if isinstance(k.allowed, knobs.Choice) and k.allowed.values_of:
             out.append("%s_VALUES := %s\n" % (k.name, " ".join(k.allowed.words(values))))
-    # the instruments in the guest, through which CALIB's windows are read
-    out.append("GUEST_TRACES := %s\n" % " ".join(i.name for i in instruments.INSTRUMENTS
-                                                 if i.guest))
+    # the instruments that record no windows, so read back no CALIB
+    out.append("WINDOWLESS_TRACES := %s\n" % " ".join(i.name for i in instruments.INSTRUMENTS
+                                                      if not i.windows_boot))
     out.append("\n.PHONY: help-knobs\nhelp-knobs:\n")
     out.append("\n".join(_help(k, values) for k in knobs.KNOBS if k.scope != knobs.GUEST))
     return "".join(out) + "\n"
@@ -80,7 +80,8 @@ def guest_config(directory):
     keyed = [k for k in knobs.KNOBS if k.job_key]
     lines.append("KNOB_KEYS=%s\n" % " ".join(k.job_key for k in keyed))
     for k in keyed:
-        lines.append("%s_DEFAULT=%s\n%s%s\n" % (k.name, k.default, k.name, _range(k.allowed)))
+        default, allowed = k.guest_takes
+        lines.append("%s_DEFAULT=%s\n%s%s\n" % (k.name, default, k.name, _range(allowed)))
     lines.append("WORKLOAD_NAMES=%s\n" % " ".join(workloads.NAMES))
     lines.append("CALIB_KINDS=%s\n" % " ".join(
         "%s:%s" % (letter, kind) for kind, letter in calib.KINDS.items()))

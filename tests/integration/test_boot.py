@@ -3,8 +3,9 @@ automatically chosen accelerator for a short munmap cell and a calibration
 cell, and check what came back (tests/integration/checks.py, the checks
 every tested kernel version passes). Takes a cold kernel build (minutes)
 on first run. Each cell gets a clean boot and a traced one with
-TRACE=windows, the make bench default: latency and work come from the
-clean boot, windows, lock holds and calibration from the traced one."""
+TRACE=windows (make bench's instrument where TRACE=auto cannot choose the
+plugin: kvm, tcg-mt, more vCPUs): latency and work come from the clean
+boot, windows, lock holds and calibration from the traced one."""
 import json
 import os
 import subprocess

@@ -44,8 +44,8 @@ STUBS = {
         """),
     "guest/initramfs.sh":
         'case $1 in base) echo base > "$2" ;; module) echo module > "$3" ;; esac\n',
-    # ACCEL=auto: the probe's verdict
-    "bench/accel.sh": "echo tcg-icount\n",
+    # ACCEL=auto: the probe's verdict, STUB_ACCEL's if set
+    "bench/accel.sh": "echo \"${STUB_ACCEL:-tcg-icount}\"\n",
     # One line per boot in boots.log: the output dir and the guest job, and
     # the QEMU plugin's argument when the boot loads it.
     # STUB_FAIL: boots whose job contains it fail.

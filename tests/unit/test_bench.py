@@ -302,7 +302,7 @@ def orchestrator_line(target, *args):
     ((), "preempt/irq/spin/ptl/ptl_nested:10/100/1000/5000"),
     (("CALIB=",), ""),
     (("TRACE=none",), ""),
-    (("TRACE=plugin",), ""),
+    (("TRACE=plugin",), "preempt/irq/spin/ptl/ptl_nested:10/100/1000/5000"),
     (("TRACE=max",), "preempt/irq/spin/ptl/ptl_nested:10/100/1000/5000"),
     (("CALIB=irq:50/500",), "irq:50/500"),
 ])
@@ -751,10 +751,63 @@ def test_matrix_records_the_instrument_of_traced_boots_only(matrix):
     ({"ACCEL": "kvm"}, "TRACE=plugin times windows in guest instructions: it needs "
                        "ACCEL=tcg-icount, not kvm"),
     ({"SMP": "2"}, "TRACE=plugin runs one vCPU"),
-    ({"CALIB": "preempt:200"}, "CALIB reads its windows through an instrument in the guest"),
 ])
 def test_matrix_refuses_the_plugin_where_it_cannot_run_before_any_build(matrix, env, message):
     run_matrix, run = matrix
     proc, boots = run_matrix(**dict({"TRACE": "plugin", "CALIB": ""}, **env))
     assert proc.returncode != 0 and message in proc.stderr, proc.stderr
     assert boots == [] and not run.exists()
+
+
+# TRACE=auto, the default: the plugin where it can run, else the window
+# module; resolved once, after ACCEL=auto's probe, into the plan (meta.json's
+# trace and boots), the knob kept as given.
+@pytest.mark.parametrize("env, trace", [
+    ({"ACCEL": "tcg-icount"}, "plugin"),
+    ({"ACCEL": "auto"}, "plugin"),
+    ({"ACCEL": "auto", "STUB_ACCEL": "kvm"}, "windows"),
+    ({"ACCEL": "tcg-mt"}, "windows"),
+    ({"ACCEL": "tcg-icount", "SMP": "2"}, "windows"),
+])
+def test_matrix_trace_auto_resolves_with_the_accelerator(matrix, env, trace):
+    run_matrix, run = matrix
+    proc, boots = run_matrix(TRACE="auto", CALIB="", REPEAT="1", **env)
+    assert proc.returncode == 0, proc.stderr
+    meta = json.loads((run / "meta.json").read_text())
+    kinds = ["clean"] if trace == "plugin" else ["clean", "traced"]
+    assert meta["trace"] == trace and meta["boots"] == kinds
+    assert meta["knobs"]["TRACE"] == "auto"
+    assert "instrument: TRACE=auto is %s" % trace in proc.stderr
+    assert len(boots) == 2 * 2 * len(kinds)
+    assert all((" plugin=" in line) == (trace == "plugin") for line in boots)
+    assert all(("mmlat.trace=windows" in line) == ("/traced/" in line) for line in boots)
+    cells = {json.loads(p.read_text())["instrument"] for p in run.glob("cells/*/*/*/r1/cell.json")}
+    assert cells == ({"plugin"} if trace == "plugin" else {"", "windows"})
+
+
+def test_matrix_trace_auto_resumes_only_as_it_resolved(matrix):
+    run_matrix, run = matrix
+    assert run_matrix(TRACE="auto", CALIB="", REPEAT="1")[0].returncode == 0
+    proc, boots = run_matrix(TRACE="plugin", CALIB="", REPEAT="1")
+    assert proc.returncode == 0 and boots == [], proc.stderr
+    proc, _ = run_matrix(TRACE="auto", CALIB="", REPEAT="1", ACCEL="tcg-icount", SMP="2")
+    assert proc.returncode != 0 and "another SMP" in proc.stderr
+
+
+# Under the plugin the calibration boot is the boot it loads into, the
+# clean one, with the event log the read-back needs: every window at least
+# as long as the shortest injected one.
+def test_matrix_calibrates_under_the_plugin_with_its_event_log(matrix):
+    run_matrix, run = matrix
+    proc, boots = run_matrix(TRACE="auto", CALIB="preempt/irq:50/200", CALIB_WORKLOADS="calib",
+                             REPEAT="1")
+    assert proc.returncode == 0, proc.stderr
+    dirs = [line.split()[0] for line in boots]
+    assert dirs[:2] == ["t/cells/base/calib/clean/.r1.tmp", "t/cells/patch/calib/clean/.r1.tmp"]
+    for line in boots:
+        calibrated = "/calib/" in line
+        assert ("mmlat.calib=p50,i50,p200,i200" in line) == calibrated
+        assert "mmlat.trace=none" in line and " plugin=" in line
+        assert line.endswith(",log_us=50") == calibrated
+    cell = json.loads((run / "cells/base/calib/clean/r1/cell.json").read_text())
+    assert cell["calibrated"] and cell["instrument"] == "plugin"

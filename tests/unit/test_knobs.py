@@ -20,8 +20,8 @@ def tree(path):
 
 
 BAD_KNOBS = [
-    ({"TRACE": "window"}, "TRACE='window' is not allowed: TRACE takes one of: windows max full "
-     "plugin none"),
+    ({"TRACE": "window"}, "TRACE='window' is not allowed: TRACE takes one of: auto windows max "
+     "full plugin none"),
     ({"ACCEL": "bogus"}, "ACCEL='bogus' is not allowed: ACCEL takes one of: auto kvm tcg-icount "
      "tcg-mt"),
     ({"DURATION": "abc"}, "DURATION='abc' is not allowed: DURATION takes an integer in 1..3600"),
@@ -174,7 +174,7 @@ def test_make_help_shows_each_knob_its_value_and_what_it_takes():
         if "{NOW}" not in k.default:
             assert "%s=%s" % (k.name, shown) in text, k.name
         assert " ".join(k.help.split()[:3]) in text, k.name
-    assert "TRACE=windows (one of: windows max full plugin none)" in text
+    assert "TRACE=auto (one of: auto windows max full plugin none)" in text
     assert "TREE=6.1 (one of: 6.1 6.12 7.2 7.3)" in text
     assert "DURATION=5 (an integer in 1..3600)" in text
     assert "TRACE=none (one of:" in " ".join(make_help("TRACE=none").split())
@@ -200,9 +200,11 @@ def test_the_guest_gets_the_registry_defaults_and_allowed_values(tmp_path):
     render.guest_config(str(tmp_path))
     conf = dict(line.split("=", 1) for line in (tmp_path / "knobs.conf").read_text()
                 .splitlines() if line and not line.startswith("#"))
+    # TRACE=auto is resolved on the host: the guest takes instruments only
+    assert conf["TRACE_DEFAULT"] == "windows" and "auto" not in conf["TRACE_VALUES"].split()
     for k in knobs.KNOBS:
         if k.job_key:
-            assert conf[k.name + "_DEFAULT"] == k.default
+            assert conf[k.name + "_DEFAULT"] == k.guest_takes[0]
             assert k.job_key in conf["KNOB_KEYS"].split() + conf["JOB_KEYS"].split()
 
 
@@ -273,3 +275,31 @@ def test_every_knob_is_read_somewhere():
     python = " ".join(p.read_text() for p in (ROOT / "bench").rglob("*.py"))
     for k in knobs.KNOBS:
         assert k.name in reads or 'values["%s"]' % k.name in python or k.job_key, k.name
+
+
+# TRACE=auto: the plugin exactly where it can run (icount, one vCPU, a QEMU
+# this machine starts with -plugin, the pinned QEMU its header is from);
+# a value given is kept, even one the machine then refuses.
+@pytest.mark.parametrize("trace, accel, smp, executor, icount_qemu, resolved", [
+    ("auto", "tcg-icount", 1, "local", "", "plugin"),
+    ("auto", "kvm", 2, "local", "", "windows"),
+    ("auto", "kvm", 1, "local", "", "windows"),
+    ("auto", "tcg-mt", 1, "local", "", "windows"),
+    ("auto", "tcg-icount", 2, "local", "", "windows"),
+    ("auto", "tcg-icount", 1, "lava", "", "windows"),
+    ("auto", "tcg-icount", 1, "lava-local", "", "windows"),
+    ("auto", "tcg-icount", 1, "local", "/opt/qemu-11/bin/qemu-system-x86_64", "windows"),
+    ("windows", "tcg-icount", 1, "local", "", "windows"),
+    ("none", "tcg-icount", 1, "local", "", "none"),
+    ("plugin", "kvm", 2, "local", "", "plugin"),
+])
+def test_trace_auto_resolves_to_the_plugin_where_it_can_run(trace, accel, smp, executor,
+                                                            icount_qemu, resolved):
+    from plan import instruments
+    assert instruments.resolve(trace, accel, smp, executor, icount_qemu) == resolved
+
+
+def test_trace_defaults_to_auto_which_the_help_explains():
+    k = knobs.knob("TRACE")
+    assert knobs.read({})["TRACE"] == "auto" and k.allowed.words({})[0] == "auto"
+    assert "auto: plugin where it can run (ACCEL resolves to tcg-icount, one vCPU" in k.help
