@@ -322,8 +322,12 @@ def load_cell(run_dir, record, cell_dir, trace):
     sites = lock_sites(locks)
     cell["locks"] = locks_summary(locks, _sub_bits(locks["params"], "locks.txt")) if locks else None
     cell["counters"] = tracer_counters(mod, locks) if mod else None
-    cell["wakeups"] = _module_dump(spikes.parse_wakeups, os.path.join(dumps, "wakeups.txt")) \
+    # the plugin's per-wakeup records, reduced at once to the boot's spikes
+    # and the timeline around its longest: a boot's log is 10^4 wakeups
+    wakeups = _module_dump(spikes.parse_wakeups, os.path.join(dumps, "wakeups.txt")) \
         if dumps else None
+    cell["spikes"] = spikes.boot_spikes(wakeups, boot.repeat) if wakeups else None
+    cell["timeline"] = spikes.timeline(wakeups, cell["spikes"]) if wakeups else None
     for tr in TRACERS:
         wp = os.path.join(g, "windows", tr + ".hist")
         # hist triggers under TRACE=full only; TRACE=windows: the module's

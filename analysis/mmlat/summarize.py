@@ -250,10 +250,10 @@ def spike_summary(cells):
     """The spikes of a side's boots that carry the plugin's per-wakeup
     records, None without any; the timeline of the boot with the longest
     spike."""
-    logged = [c for c in cells if c.get("wakeups") is not None]
+    logged = [c for c in cells if c.get("spikes") is not None]
     if not logged:
         return None
-    boots = [spikes.boot_spikes(c["wakeups"], c["repeat"]) for c in logged]
+    boots = [c["spikes"] for c in logged]
     found = [s for b in boots for s in b.spikes]
     by_class = {}
     for s in found:
@@ -263,8 +263,8 @@ def spike_summary(cells):
 
     def us_range(values):
         return model.Range(min(values) / 1000, max(values) / 1000) if values else None
-    worst = max(((c, b) for c, b in zip(logged, boots) if b.spikes),
-                key=lambda cb: max(s.latency_us for s in cb[1].spikes), default=None)
+    worst = max((c for c in logged if c["spikes"].spikes),
+                key=lambda c: max(s.latency_us for s in c["spikes"].spikes), default=None)
     return model.Spikes(
         boots=len(logged), wakeups=sum(b.wakeups for b in boots), spikes=len(found),
         explained=sum(s.explained for s in found),
@@ -273,7 +273,7 @@ def spike_summary(cells):
         threshold_us=us_range([b.threshold_ns for b in timed]),
         unexplained=sorted((s for s in found if not s.explained),
                            key=lambda s: -s.latency_us)[:spikes.UNEXPLAINED_KEPT],
-        timeline=worst and spikes.timeline(worst[0]["wakeups"], worst[1]))
+        timeline=worst and worst["timeline"])
 
 
 # The preemption models of Kconfig's choice, most preemptible first.
