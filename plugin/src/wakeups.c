@@ -135,9 +135,12 @@ static void held_at(struct wake_cpu *wc, unsigned int cpu, int kind, u64 at,
 	unsigned int i, n = MIN(wc->head[kind], RING);
 
 	h->valid = false;
-	if (s) {
-		if (s->ts > at)
-			return;	/* opened after: none of this kind was open */
+	/*
+	 * Still open since before the instant; one opened after it (the
+	 * timer interrupt's own irq-off window) sends the search to the
+	 * closed ones.
+	 */
+	if (s && s->ts <= at) {
 		h->valid = true;
 		h->open = true;
 		h->w.seq = s->seq;

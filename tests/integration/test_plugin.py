@@ -81,6 +81,12 @@ def test_every_wakeup_is_recorded_and_matches_cyclictests_histogram(runs):
         gap = spikes.quantile(theirs, q) - spikes.quantile(ours, q)
         assert 0 <= gap <= 10, (q, gap)
     assert all(w.expiry_insn <= w.clock_insn <= w.run_insn for w in log.wakeups)
+    # an irq-off window open at the expiry has closed by the time the
+    # timer's interrupt runs, inside an irq-off window of its own: it is
+    # found among the closed ones (a fifth of munmap's wakeups; 0.2 % when
+    # the interrupt's window hid them)
+    held_irq = sum(any(h.kind == "irq" for h in w.held) for w in log.wakeups)
+    assert held_irq >= 0.05 * len(log.wakeups), held_irq
     boot = c["spikes"]
     assert boot.wakeups == len(log.wakeups) and boot.spikes
     assert all(s.latency_us * 1000 > boot.threshold_ns for s in boot.spikes)
