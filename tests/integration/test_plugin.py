@@ -76,10 +76,11 @@ def test_every_wakeup_is_recorded_and_matches_cyclictests_histogram(runs):
     theirs = sorted(us for us, n in hist.items() for _ in range(n))
     # cyclictest also measures before the first mark and after the second
     assert 0.9 * len(theirs) <= len(ours) <= len(theirs)
-    # the median and the tail: the spikes are the same wakeups
+    # the median and the tail: the spikes are the same wakeups; cyclictest's
+    # histogram floors each sample to a whole us
     for q in (0.5, 0.999, 1.0):
         gap = spikes.quantile(theirs, q) - spikes.quantile(ours, q)
-        assert 0 <= gap <= 10, (q, gap)
+        assert -1 < gap <= 10, (q, gap)
     assert all(w.expiry_insn <= w.clock_insn <= w.run_insn for w in log.wakeups)
     # an irq-off window open at the expiry has closed by the time the
     # timer's interrupt runs, inside an irq-off window of its own: it is
