@@ -356,14 +356,17 @@ def _frames(s):
 WINDOWS_FORMAT = 3
 
 
-def _check_version(line, what):
+def _check_version(line, what, expected=WINDOWS_FORMAT,
+                   remedy="re-run the cell with this tree's guest module"):
+    """The format number of a dump's header line "NAME N"; ValueError
+    unless it is expected."""
     words = line.split()
     if len(words) != 2 or not words[1].isdigit():
         raise ValueError("%s header without a format number: %r" % (what, line))
     version = int(words[1])
-    if version != WINDOWS_FORMAT:
-        raise ValueError("%s format %d, this analysis reads %d: re-run the cell "
-                         "with this tree's guest module" % (what, version, WINDOWS_FORMAT))
+    if version != expected:
+        raise ValueError("%s format %d, this analysis reads %d: %s"
+                         % (what, version, expected, remedy))
     return version
 
 

@@ -44,11 +44,8 @@ def parse_events(path_or_text, is_text=False):
     for line in text.splitlines():
         word = line.split(" ", 1)[0]
         if word == "mmlat_plugin_events":
-            words = line.split()
-            if len(words) != 2 or words[1] != str(EVENTS_FORMAT):
-                raise ValueError("plugin events format %r, this analysis reads %d"
-                                 % (line, EVENTS_FORMAT))
-            out["version"] = EVENTS_FORMAT
+            out["version"] = parse._check_version(line, word, EVENTS_FORMAT,
+                                                  "re-run the cell with this tree's plugin")
         elif word == "param":
             out["params"] = parse._kv_line(line)
         elif word == "mark":

@@ -86,11 +86,8 @@ def parse_wakeups(path_or_text, is_text=False):
     for line in text.splitlines():
         word = line.split(" ", 1)[0]
         if word == "mmlat_plugin_wakeups":
-            words = line.split()
-            if len(words) != 2 or words[1] != str(WAKEUPS_FORMAT):
-                raise ValueError("plugin wakeups format %r, this analysis reads %d"
-                                 % (line, WAKEUPS_FORMAT))
-            version = WAKEUPS_FORMAT
+            version = parse._check_version(line, word, WAKEUPS_FORMAT,
+                                           "re-run the cell with this tree's plugin")
         elif word == "param":
             shift = parse._kv_line(line).get("shift")
         elif word == "wakeup":
